@@ -1,0 +1,37 @@
+"""agentenvs: multi-turn text environments for agentic RL, as Gymnasium envs.
+
+``import agentenvs`` registers the envs::
+
+    >>> import gymnasium as gym, agentenvs
+    >>> env = gym.make("SearchQA-v0")
+    >>> observation, info = env.reset(seed=0)
+    >>> sorted(k for k in info if k in ("task_id", "won", "action_valid"))
+    ['action_valid', 'task_id', 'won']
+"""
+
+from agentenvs.core import (
+    ActionSpan,
+    GroupVectorEnv,
+    TextEnv,
+    TextSpace,
+    Trajectory,
+    TrajectoryGroup,
+    Turn,
+    make_group_vec,
+)
+from agentenvs.core.registration import register_env
+
+__version__ = "0.1.0"
+
+register_env("SearchQA-v0", "agentenvs.searchqa.env:SearchQAEnv")
+
+__all__ = [
+    "ActionSpan",
+    "GroupVectorEnv",
+    "TextEnv",
+    "TextSpace",
+    "Trajectory",
+    "TrajectoryGroup",
+    "Turn",
+    "make_group_vec",
+]

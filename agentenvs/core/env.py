@@ -1,0 +1,208 @@
+"""The base class of every agentenvs environment: text in, text out.
+
+A :class:`TextEnv` owns what all our envs share — seeded task selection, turn
+counting and truncation, action projection, the ``info`` contract, no-op steps after
+the episode ended, and ``ansi`` rendering — so that an env implements only its world:
+:meth:`TextEnv._begin` and :meth:`TextEnv._act`.
+
+``info`` always holds ``task_id``, ``task``, ``turn``, ``won``, ``action_valid``,
+``admissible_actions`` (list or None), ``action`` (the executed action, "" if none)
+and ``action_span`` (``{"start", "end"}`` in the raw action string, or None).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Sequence
+
+import gymnasium as gym
+
+from agentenvs.core.projection import Projection, get_projector
+from agentenvs.core.spaces import TextSpace
+
+
+@dataclass
+class Outcome:
+    """What an env's world returns for one executed action.
+
+    Attributes:
+        observation: Text the agent sees next.
+        reward: Reward for this step.
+        terminated: Whether the episode reached a terminal state.
+        won: Whether the task is accomplished.
+        action_valid: Whether the world accepted the action.
+        info: Extra env-specific info entries.
+    """
+
+    observation: str
+    reward: float = 0.0
+    terminated: bool = False
+    won: bool = False
+    action_valid: bool = True
+    info: dict[str, Any] = field(default_factory=dict)
+
+
+class TextEnv(gym.Env[str, str]):
+    """Base of text environments; subclasses implement the world.
+
+    Subclasses define :attr:`task_ids`, :meth:`_task_text`, :meth:`_begin`,
+    :meth:`_act` and optionally :meth:`_admissible_actions`.
+
+    Args:
+        max_turns: Steps before the episode is truncated.
+        action_format: How raw actions are projected (see
+            :data:`agentenvs.core.projection.PROJECTORS`).
+        render_mode: None or ``"ansi"``.
+        max_observation_length: Longest observation the observation space admits.
+        max_action_length: Longest raw action the action space admits.
+    """
+
+    metadata: dict[str, Any] = {"render_modes": ["ansi"], "render_fps": 1}
+
+    def __init__(
+        self,
+        *,
+        max_turns: int,
+        action_format: str = "raw",
+        render_mode: str | None = None,
+        max_observation_length: int = 1 << 20,
+        max_action_length: int = 1 << 16,
+    ) -> None:
+        if max_turns < 1:
+            raise ValueError(f"max_turns must be >= 1, got {max_turns}")
+        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
+            raise ValueError(f"render_mode={render_mode!r} is unsupported; use None or 'ansi'")
+        self.max_turns = int(max_turns)
+        self.action_format = action_format
+        self._project = get_projector(action_format)
+        self.render_mode = render_mode
+        self.observation_space = TextSpace(max_observation_length)
+        self.action_space = TextSpace(max_action_length)
+        self.next_task_id: str | None = None
+        """Task for the next reset that names none (lets vector envs assign tasks per env)."""
+        self._task_id: str | None = None
+        self._turn = 0
+        self._done = True
+        self._won = False
+        self._last_observation = ""
+
+    # -- what subclasses implement -------------------------------------------------
+    @property
+    def task_ids(self) -> Sequence[str]:
+        """Ids of the tasks this env can play, in a fixed order."""
+        raise NotImplementedError
+
+    def _task_text(self, task_id: str) -> str:
+        """The instruction or question of ``task_id``."""
+        raise NotImplementedError
+
+    def _begin(self, task_id: str) -> tuple[str, dict[str, Any]]:
+        """Starts ``task_id``; returns the first observation and extra info."""
+        raise NotImplementedError
+
+    def _act(self, action: str) -> Outcome:
+        """Executes a projected, well-formed action."""
+        raise NotImplementedError
+
+    def _admissible_actions(self) -> list[str] | None:
+        """Actions the env accepts now, or None where the action set is open."""
+        return None
+
+    def _invalid_format_observation(self, projection: Projection) -> str:
+        """Observation after output that holds no well-formed action."""
+        return f"Invalid action: {projection.error}"
+
+    # -- the Gymnasium API ------------------------------------------------------------
+    @property
+    def task_id(self) -> str | None:
+        """The task of the current episode (None before the first reset)."""
+        return self._task_id
+
+    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[str, dict[str, Any]]:
+        """Starts an episode.
+
+        The task is ``options["task_id"]``, else :attr:`next_task_id`, else drawn
+        from the env's seeded generator (so equal seeds give equal tasks).
+
+        Raises:
+            KeyError: for an unknown ``task_id`` (the message names it).
+        """
+        super().reset(seed=seed)
+        options = options or {}
+        unknown = set(options) - {"task_id"}
+        if unknown:
+            raise ValueError(f"unknown reset option(s) {sorted(unknown)}; supported: ['task_id']")
+        task_ids = self.task_ids
+        task_id = options.get("task_id", self.next_task_id)
+        self.next_task_id = None
+        if task_id is None:
+            task_id = task_ids[int(self.np_random.integers(len(task_ids)))]
+        elif not self._has_task(task_id):
+            raise KeyError(f"unknown task_id {task_id!r} for {type(self).__name__} ({len(task_ids)} tasks)")
+        self._task_id = str(task_id)
+        self._turn = 0
+        self._done = False
+        self._won = False
+        observation, extra = self._begin(self._task_id)
+        self._last_observation = observation
+        return observation, self._info(action_valid=True, projection=None, extra=extra)
+
+    def step(self, action: str) -> tuple[str, float, bool, bool, dict[str, Any]]:
+        """Projects the raw ``action``, executes it and reports the outcome.
+
+        Malformed output is an invalid action with feedback as the observation. A step
+        after the episode ended changes nothing and reports ``action_valid=False``.
+        """
+        if self._task_id is None:
+            raise gym.error.ResetNeeded("call reset() before step()")
+        if self._done:
+            info = self._info(action_valid=False, projection=None, extra={"error": "The episode is over; call reset()."})
+            return self._last_observation, 0.0, self._terminated, self._truncated, info
+        self._turn += 1
+        projection = self._project(action) if isinstance(action, str) else Projection.invalid(
+            f"The action must be text, got {type(action).__name__}."
+        )
+        if projection.valid:
+            outcome = self._act(projection.action)
+        else:
+            outcome = Outcome(
+                observation=self._invalid_format_observation(projection),
+                action_valid=False,
+                info={"error": projection.error},
+            )
+        self._won = self._won or outcome.won
+        terminated = bool(outcome.terminated)
+        truncated = not terminated and self._turn >= self.max_turns
+        self._done, self._terminated, self._truncated = terminated or truncated, terminated, truncated
+        self._last_observation = outcome.observation
+        info = self._info(action_valid=outcome.action_valid, projection=projection, extra=outcome.info)
+        return outcome.observation, float(outcome.reward), terminated, truncated, info
+
+    def render(self) -> str | None:
+        """With ``render_mode="ansi"``: the current observation and turn as text."""
+        if self.render_mode != "ansi":
+            return None
+        return f"[{self._task_id} turn {self._turn}/{self.max_turns}]\n{self._last_observation}"
+
+    # -- helpers ----------------------------------------------------------------------
+    def _has_task(self, task_id: str) -> bool:
+        return task_id in self.task_ids
+
+    def _info(self, *, action_valid: bool, projection: Projection | None, extra: dict[str, Any]) -> dict[str, Any]:
+        admissible = self._admissible_actions() if not self._done else None
+        span = projection.span if projection is not None and projection.valid else None
+        info: dict[str, Any] = {
+            "task_id": self._task_id,
+            "task": self._task_text(self._task_id),
+            "turn": self._turn,
+            "won": self._won,
+            "action_valid": bool(action_valid),
+            "admissible_actions": None if admissible is None else list(admissible),
+            "action": projection.action if projection is not None else "",
+            "action_span": None if span is None else {"start": span.start, "end": span.end},
+        }
+        info.update(extra)
+        return info
+
+    _terminated = False
+    _truncated = False

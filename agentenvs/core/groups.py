@@ -1,0 +1,118 @@
+"""Trajectory groups over Gymnasium vector envs: G copies of each task, in lockstep.
+
+GRPO-style credit compares rollouts of the *same* task. :func:`make_group_vec`
+builds a vector env of ``num_groups * group_size`` sub-envs where consecutive
+blocks of ``group_size`` form a group; every member of a group is reset with the
+same seed and the same task. Autoreset is disabled (a finished member stays
+finished until the next reset) and no shared memory is used (text observations).
+
+Example:
+    >>> import agentenvs
+    >>> envs = make_group_vec("SearchQA-v0", num_groups=2, group_size=3, seed=0)
+    >>> obs, info = envs.reset()
+    >>> envs.group_ids.tolist()
+    [0, 0, 0, 1, 1, 1]
+    >>> len(set(info["task_id"][:3])) == 1
+    True
+    >>> envs.close()
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal, Sequence
+
+import gymnasium as gym
+import numpy as np
+from gymnasium.vector import AsyncVectorEnv, AutoresetMode, SyncVectorEnv, VectorEnv, VectorWrapper
+
+
+class GroupVectorEnv(VectorWrapper):
+    """A vector env whose sub-envs form task groups (see :func:`make_group_vec`).
+
+    Attributes:
+        num_groups: Number of groups.
+        group_size: Members per group (G).
+        group_ids: Group index of each sub-env, shape ``(num_groups * group_size,)``.
+    """
+
+    def __init__(self, env: VectorEnv, num_groups: int, group_size: int, seed: int | None = None) -> None:
+        super().__init__(env)
+        if env.num_envs != num_groups * group_size:
+            raise ValueError(f"vector env has {env.num_envs} sub-envs, expected {num_groups} x {group_size}")
+        self.num_groups = num_groups
+        self.group_size = group_size
+        self.group_ids = np.repeat(np.arange(num_groups), group_size)
+        self._rng = np.random.default_rng(seed)
+
+    def reset(
+        self, *, seed: int | None = None, options: dict[str, Any] | None = None
+    ) -> tuple[Any, dict[str, Any]]:
+        """Resets all sub-envs; each group gets one seed and one task.
+
+        Args:
+            seed: Reseeds the group-seed generator (then seeds are drawn from it).
+            options: May hold ``task_ids``: one task id per group. Other options are
+                passed to every sub-env.
+        """
+        if seed is not None:
+            self._rng = np.random.default_rng(seed)
+        options = dict(options or {})
+        task_ids: Sequence[str] | None = options.pop("task_ids", None)
+        if task_ids is not None:
+            if len(task_ids) != self.num_groups:
+                raise ValueError(f"options['task_ids'] has {len(task_ids)} ids for {self.num_groups} groups")
+            self.env.set_attr("next_task_id", [str(task_ids[g]) for g in self.group_ids])
+        group_seeds = self._rng.integers(0, 2**31 - 1, size=self.num_groups)
+        seeds = [int(group_seeds[g]) for g in self.group_ids]
+        return self.env.reset(seed=seeds, options=options or None)
+
+    def group_slices(self) -> list[slice]:
+        """Sub-env index ranges of each group."""
+        return [slice(g * self.group_size, (g + 1) * self.group_size) for g in range(self.num_groups)]
+
+
+def make_group_vec(
+    env_id: str,
+    num_groups: int,
+    group_size: int,
+    seed: int | None = None,
+    vectorization_mode: Literal["sync", "async"] = "sync",
+    **env_kwargs: Any,
+) -> GroupVectorEnv:
+    """Builds ``num_groups`` groups of ``group_size`` envs of ``env_id``.
+
+    Args:
+        env_id: A registered env id (e.g. ``"SearchQA-v0"``).
+        num_groups: Number of distinct tasks per reset.
+        group_size: Rollouts per task (G).
+        seed: Seed of the group-seed generator.
+        vectorization_mode: ``"sync"`` (one process) or ``"async"`` (a subprocess per env).
+        **env_kwargs: Passed to ``gym.make`` for every sub-env.
+    """
+    if num_groups < 1:
+        raise ValueError(f"num_groups must be >= 1, got {num_groups}")
+    if group_size < 1:
+        raise ValueError(f"group_size must be >= 1, got {group_size}")
+    gym.spec(env_id)  # fails early, naming the id, if it is not registered
+    env_fns = [_EnvFactory(env_id, env_kwargs) for _ in range(num_groups * group_size)]
+    vector: VectorEnv
+    if vectorization_mode == "sync":
+        vector = SyncVectorEnv(env_fns, autoreset_mode=AutoresetMode.DISABLED)
+    elif vectorization_mode == "async":
+        vector = AsyncVectorEnv(env_fns, shared_memory=False, autoreset_mode=AutoresetMode.DISABLED)
+    else:
+        raise ValueError(f"vectorization_mode must be 'sync' or 'async', got {vectorization_mode!r}")
+    return GroupVectorEnv(vector, num_groups, group_size, seed=seed)
+
+
+class _EnvFactory:
+    """A picklable ``gym.make`` call (subprocesses import agentenvs to register ids)."""
+
+    def __init__(self, env_id: str, kwargs: dict[str, Any]) -> None:
+        self.env_id = env_id
+        self.kwargs = kwargs
+
+    def __call__(self) -> gym.Env:
+        import agentenvs  # noqa: F401  (registers the ids in a fresh subprocess)
+
+        return gym.make(self.env_id, **self.kwargs)

@@ -1,0 +1,231 @@
+"""SearchQA-v0: Search-R1 style question answering with a BM25 search tool.
+
+Each turn the agent writes ``<search>query</search>`` (the observation is the top-k
+passages inside ``<information>…</information>``, formatted ``Doc i(Title: t) text``)
+or ``<answer>text</answer>`` (ends the episode; reward = exact match after SQuAD
+normalisation against any gold answer; token F1 in ``info``). Anything else is an
+invalid action with feedback. ``max_turns`` steps without an answer truncate the
+episode with reward 0.
+
+Datasets: ``"generated"`` (the embedded fictional knowledge base, default),
+``"hotpotqa"`` (HotpotQA questions over their own context paragraphs unless a
+corpus is given) and ``"nq"`` (NQ-open questions over a FlashRAG corpus).
+
+Example:
+    >>> import gymnasium as gym, agentenvs
+    >>> env = gym.make("SearchQA-v0")
+    >>> observation, info = env.reset(seed=0)
+    >>> observation.startswith("Question:")
+    True
+    >>> observation, reward, terminated, truncated, info = env.step("<search>capital</search>")
+    >>> observation.startswith("<information>")
+    True
+"""
+
+from __future__ import annotations
+
+import os
+from functools import lru_cache
+from pathlib import Path
+from typing import Any, Literal, Sequence
+
+import numpy as np
+
+from agentenvs.core.env import Outcome, TextEnv
+from agentenvs.core.projection import SEARCH_ANSWER_FEEDBACK, Projection
+from agentenvs.searchqa.data import (
+    HOTPOTQA_FILE,
+    NQ_FILE,
+    WIKI_CORPUS_FILE,
+    Passage,
+    QAExample,
+    load_flashrag_corpus,
+    load_hotpotqa,
+    load_nq_open,
+    require_file,
+    resolve_data_path,
+)
+from agentenvs.searchqa.generator import KnowledgeBase, generate_knowledge_base
+from agentenvs.searchqa.retriever import BM25Retriever, SearchHit
+from agentenvs.searchqa.scoring import exact_match, f1_score
+
+Dataset = Literal["generated", "hotpotqa", "nq"]
+
+INSTRUCTION = (
+    "Answer the question. You may search a knowledge source: write <search>query</search> "
+    "and the results come back between <information> and </information>. Search as often as "
+    "you need, then give the final answer as <answer>answer</answer>."
+)
+
+
+def format_hits(hits: Sequence[SearchHit], max_passage_chars: int) -> str:
+    """Search-R1's result block: ``Doc i(Title: t) text`` lines inside ``<information>``."""
+    if not hits:
+        return "<information>No results.</information>"
+    lines = []
+    for rank, hit in enumerate(hits, start=1):
+        text = hit.passage.text
+        if len(text) > max_passage_chars:
+            text = text[:max_passage_chars].rstrip() + " ..."
+        lines.append(f"Doc {rank}(Title: {hit.passage.title}) {text}")
+    return "<information>" + "\n".join(lines) + "</information>"
+
+
+class SearchQAEnv(TextEnv):
+    """Question answering by searching a corpus (see the module docstring).
+
+    Args:
+        dataset: ``"generated"``, ``"hotpotqa"`` or ``"nq"``.
+        data_path: Folder with the real files (else ``$AGENTENVS_SEARCHQA_DATA``).
+        questions_file: A questions file overriding the dataset's default name.
+        corpus_file: A FlashRAG corpus overriding the dataset's default corpus.
+        split: For ``"generated"``: ``"train"`` (default), ``"test"`` or ``"all"``.
+        top_k: Passages returned per search.
+        max_turns: Steps before truncation.
+        max_passage_chars: Passages longer than this are cut in observations.
+        generator_seed: Seed of the generated knowledge base.
+        test_fraction: Share of generated questions held out as ``"test"``.
+        cache_index: Whether to cache the BM25 index on disk.
+        render_mode: None or ``"ansi"``.
+    """
+
+    def __init__(
+        self,
+        *,
+        dataset: Dataset = "generated",
+        data_path: str | os.PathLike[str] | None = None,
+        questions_file: str | os.PathLike[str] | None = None,
+        corpus_file: str | os.PathLike[str] | None = None,
+        split: Literal["train", "test", "all"] | None = None,
+        top_k: int = 3,
+        max_turns: int = 4,
+        max_passage_chars: int = 600,
+        generator_seed: int = 0,
+        test_fraction: float = 0.2,
+        cache_index: bool = True,
+        render_mode: str | None = None,
+    ) -> None:
+        super().__init__(max_turns=max_turns, action_format="search_answer", render_mode=render_mode)
+        if top_k < 1:
+            raise ValueError(f"top_k must be >= 1, got {top_k}")
+        if not 0.0 < test_fraction < 1.0:
+            raise ValueError(f"test_fraction must be in (0, 1), got {test_fraction}")
+        if dataset != "generated" and split is not None:
+            raise ValueError(f"split applies to dataset='generated' only (got split={split!r}, dataset={dataset!r})")
+        if split not in (None, "train", "test", "all"):
+            raise ValueError(f"split must be 'train', 'test' or 'all', got {split!r}")
+        self.dataset = dataset
+        self.top_k = int(top_k)
+        self.max_passage_chars = int(max_passage_chars)
+        questions, passages = _load(dataset, data_path, questions_file, corpus_file, generator_seed)
+        if dataset == "generated":
+            questions = _split_questions(questions, split or "train", test_fraction, generator_seed)
+        if not questions:
+            raise ValueError(f"SearchQA: dataset {dataset!r} has no questions")
+        self.questions = {example.id: example for example in questions}
+        if len(self.questions) != len(questions):
+            raise ValueError("SearchQA: question ids are not unique")
+        self._task_ids = tuple(self.questions)
+        self.retriever = _cached_retriever(tuple(passages), cache_index)
+        self.searches: list[str] = []
+
+    @property
+    def task_ids(self) -> Sequence[str]:
+        return self._task_ids
+
+    @property
+    def current_question(self) -> QAExample:
+        """The question of the current episode (gold answers included: for oracles and evaluation)."""
+        if self.task_id is None:
+            raise RuntimeError("call reset() first")
+        return self.questions[self.task_id]
+
+    def _has_task(self, task_id: str) -> bool:
+        return task_id in self.questions
+
+    def _task_text(self, task_id: str) -> str:
+        return self.questions[task_id].question
+
+    def _begin(self, task_id: str) -> tuple[str, dict[str, Any]]:
+        self.searches = []
+        return f"Question: {self.questions[task_id].question}\n{INSTRUCTION}", {}
+
+    def _invalid_format_observation(self, projection: Projection) -> str:
+        return projection.error or SEARCH_ANSWER_FEEDBACK
+
+    def _act(self, action: str) -> Outcome:
+        if action.startswith("<search>"):
+            query = action[len("<search>") : -len("</search>")]
+            self.searches.append(query)
+            hits = self.retriever.search(query, self.top_k)
+            return Outcome(
+                observation=format_hits(hits, self.max_passage_chars),
+                info={"retrieved_titles": [hit.passage.title for hit in hits]},
+            )
+        prediction = action[len("<answer>") : -len("</answer>")]
+        gold = self.current_question.answers
+        em = exact_match(prediction, gold)
+        return Outcome(
+            observation=f"Your answer: {prediction}",
+            reward=em,
+            terminated=True,
+            won=em == 1.0,
+            info={"em": em, "f1": f1_score(prediction, gold), "prediction": prediction, "gold_answers": list(gold)},
+        )
+
+
+def _load(
+    dataset: str,
+    data_path: str | os.PathLike[str] | None,
+    questions_file: str | os.PathLike[str] | None,
+    corpus_file: str | os.PathLike[str] | None,
+    generator_seed: int,
+) -> tuple[list[QAExample], list[Passage]]:
+    if dataset == "generated":
+        if questions_file is not None or corpus_file is not None:
+            raise ValueError("questions_file/corpus_file need dataset='hotpotqa' or 'nq'")
+        kb = _cached_knowledge_base(generator_seed)
+        return list(kb.questions), list(kb.passages)
+    if dataset not in ("hotpotqa", "nq"):
+        raise ValueError(f"dataset must be 'generated', 'hotpotqa' or 'nq', got {dataset!r}")
+    folder = resolve_data_path(data_path)
+
+    def locate(explicit: str | os.PathLike[str] | None, default_name: str, what: str) -> Path:
+        if explicit is not None:
+            return require_file(Path(explicit), what)
+        if folder is None:
+            raise FileNotFoundError(
+                f"SearchQA: dataset={dataset!r} needs data: pass data_path=<folder holding {default_name}> "
+                f"or set $AGENTENVS_SEARCHQA_DATA."
+            )
+        return require_file(folder / default_name, what)
+
+    if dataset == "hotpotqa":
+        questions, passages = load_hotpotqa(locate(questions_file, HOTPOTQA_FILE, "HotpotQA questions"))
+        if corpus_file is not None:
+            passages = load_flashrag_corpus(locate(corpus_file, WIKI_CORPUS_FILE, "corpus"))
+        return questions, passages
+    questions = load_nq_open(locate(questions_file, NQ_FILE, "NQ-open questions"))
+    return questions, load_flashrag_corpus(locate(corpus_file, WIKI_CORPUS_FILE, "FlashRAG corpus"))
+
+
+def _split_questions(questions: list[QAExample], split: str, test_fraction: float, seed: int) -> list[QAExample]:
+    """A fixed split of the generated questions: every ``1/test_fraction``-th (shuffled) is test."""
+    if split == "all":
+        return questions
+    order = np.random.default_rng(seed + 10_007).permutation(len(questions))
+    num_test = max(1, int(round(test_fraction * len(questions))))
+    test = set(order[:num_test].tolist())
+    keep_test = split == "test"
+    return [q for i, q in enumerate(questions) if (i in test) == keep_test]
+
+
+@lru_cache(maxsize=4)
+def _cached_knowledge_base(seed: int) -> KnowledgeBase:
+    return generate_knowledge_base(seed=seed)
+
+
+@lru_cache(maxsize=8)
+def _cached_retriever(passages: tuple[Passage, ...], cache_index: bool) -> BM25Retriever:
+    """One retriever per corpus per process: vector envs share it instead of re-indexing."""
+    return BM25Retriever(passages, cache=cache_index)

