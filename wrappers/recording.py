@@ -67,7 +67,7 @@ class RecordTrajectory(gym.Wrapper[str, str, str, str]):
                 observation=self._observation,
                 raw_output=action if isinstance(action, str) else repr(action),
                 action=str(info.get("action", "")),
-                action_span=None if span is None else ActionSpan(int(span["start"]), int(span["end"])),
+                action_span=None if span is None else ActionSpan(int(span[0]), int(span[1])),
                 reward=float(reward),
                 valid=bool(info.get("action_valid", True)),
                 info=to_json_value(info),

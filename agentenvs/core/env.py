@@ -7,13 +7,16 @@ the episode ended, and ``ansi`` rendering — so that an env implements only its
 
 ``info`` always holds ``task_id``, ``task``, ``turn``, ``won``, ``action_valid``,
 ``admissible_actions`` (list or None), ``action`` (the executed action, "" if none)
-and ``action_span`` (``{"start", "end"}`` in the raw action string, or None).
+and ``action_span`` (``(start, end)`` character offsets in the raw action string,
+or None). It is a tuple, not a dict, so Gymnasium vector envs can merge infos in
+which some members have a span and others None.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, Sequence
+from typing import Any
 
 import gymnasium as gym
 
@@ -199,7 +202,7 @@ class TextEnv(gym.Env[str, str]):
             "action_valid": bool(action_valid),
             "admissible_actions": None if admissible is None else list(admissible),
             "action": projection.action if projection is not None else "",
-            "action_span": None if span is None else {"start": span.start, "end": span.end},
+            "action_span": None if span is None else (span.start, span.end),
         }
         info.update(extra)
         return info

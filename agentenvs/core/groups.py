@@ -19,7 +19,8 @@ Example:
 
 from __future__ import annotations
 
-from typing import Any, Literal, Sequence
+from collections.abc import Sequence
+from typing import Any, Literal
 
 import gymnasium as gym
 import numpy as np
@@ -97,12 +98,26 @@ def make_group_vec(
     env_fns = [_EnvFactory(env_id, env_kwargs) for _ in range(num_groups * group_size)]
     vector: VectorEnv
     if vectorization_mode == "sync":
-        vector = SyncVectorEnv(env_fns, autoreset_mode=AutoresetMode.DISABLED)
+        vector = _LockstepSyncVectorEnv(env_fns, autoreset_mode=AutoresetMode.DISABLED)
     elif vectorization_mode == "async":
         vector = AsyncVectorEnv(env_fns, shared_memory=False, autoreset_mode=AutoresetMode.DISABLED)
     else:
         raise ValueError(f"vectorization_mode must be 'sync' or 'async', got {vectorization_mode!r}")
     return GroupVectorEnv(vector, num_groups, group_size, seed=seed)
+
+
+class _LockstepSyncVectorEnv(SyncVectorEnv):
+    """SyncVectorEnv that lets finished sub-envs keep receiving actions.
+
+    Group rollouts run in lockstep, so a member that finished early is still handed
+    an action each step; agentenvs envs answer those with a no-op. Gymnasium's sync
+    env asserts against this in ``DISABLED`` mode (its async env does not), so the
+    finished-flags it keeps for that assertion are cleared before each step.
+    """
+
+    def step(self, actions: Any) -> tuple[Any, Any, Any, Any, dict[str, Any]]:
+        self._autoreset_envs[:] = False
+        return super().step(actions)
 
 
 class _EnvFactory:

@@ -17,8 +17,8 @@ Example:
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 from agentenvs.core.trajectory import ActionSpan
 

@@ -9,7 +9,8 @@ to ``max_length`` characters and stays sample-able for ``check_env``.
 from __future__ import annotations
 
 import string
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 from gymnasium.spaces import Space

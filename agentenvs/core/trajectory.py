@@ -17,13 +17,14 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Iterable, Iterator
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any, Iterable, Iterator, Union
+from typing import Any
 
 import numpy as np
 
-JSONValue = Union[None, bool, int, float, str, list["JSONValue"], dict[str, "JSONValue"]]
+JSONValue = None | bool | int | float | str | list["JSONValue"] | dict[str, "JSONValue"]
 
 
 def to_json_value(value: Any) -> JSONValue:
@@ -253,7 +254,7 @@ class TrajectoryGroup:
         )
 
 
-Record = Union[Trajectory, TrajectoryGroup]
+Record = Trajectory | TrajectoryGroup
 
 
 def write_jsonl(path: str | Path, records: Iterable[Record]) -> int:

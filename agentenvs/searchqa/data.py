@@ -12,9 +12,10 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 DATA_ENV_VAR = "AGENTENVS_SEARCHQA_DATA"
 
@@ -94,7 +95,7 @@ def _read_records(path: Path) -> Iterator[dict[str, Any]]:
 def _hotpot_context(record: dict[str, Any]) -> list[tuple[str, list[str]]]:
     context = record["context"]
     if isinstance(context, dict):  # Hugging Face schema
-        return list(zip(context["title"], context["sentences"]))
+        return list(zip(context["title"], context["sentences"], strict=True))
     return [(title, sentences) for title, sentences in context]  # original schema
 
 

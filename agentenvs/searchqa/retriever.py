@@ -19,9 +19,9 @@ import hashlib
 import os
 import shutil
 import tempfile
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Sequence
 
 import bm25s
 import numpy as np
@@ -144,7 +144,7 @@ class BM25Retriever:
         for row, query_index in enumerate(answerable):
             results[query_index] = [
                 SearchHit(self.passages[int(doc)], float(score))
-                for doc, score in zip(documents[row], scores[row])
+                for doc, score in zip(documents[row], scores[row], strict=True)
                 if score > 0
             ]
         return results

@@ -1,0 +1,38 @@
+"""Shared fixtures: where the real datasets live (skipped with a reason when absent)."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+
+
+def shared_data_root() -> Path:
+    """``$AGENTENVS_SHARED_DATA``, else ``../shared/data`` beside the repo."""
+    configured = os.environ.get("AGENTENVS_SHARED_DATA")
+    return Path(configured) if configured else REPO_ROOT.parent / "shared" / "data"
+
+
+@pytest.fixture(scope="session")
+def shared_data() -> Path:
+    root = shared_data_root()
+    if not root.is_dir():
+        pytest.skip(f"real datasets not found at {root} (set AGENTENVS_SHARED_DATA)")
+    return root
+
+
+@pytest.fixture(scope="session")
+def searchqa_data(shared_data: Path) -> Path:
+    folder = shared_data / "searchqa"
+    if not (folder / "hotpotqa_dev_distractor_100.jsonl").is_file():
+        pytest.skip(f"SearchQA data not found in {folder}")
+    return folder
+
+
+@pytest.fixture(autouse=True)
+def _isolated_cache(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Index caches go to a per-session temp folder, never the user's home."""
+    monkeypatch.setenv("AGENTENVS_CACHE", str(tmp_path_factory.getbasetemp() / "agentenvs-cache"))

@@ -1,0 +1,116 @@
+"""The TextEnv base contract, on a minimal counting env."""
+
+from typing import Any
+
+import gymnasium as gym
+import pytest
+from gymnasium.utils.env_checker import check_env
+
+from agentenvs.core.env import Outcome, TextEnv
+
+INFO_KEYS = {"task_id", "task", "turn", "won", "action_valid", "admissible_actions", "action", "action_span"}
+
+
+class CountEnv(TextEnv):
+    """Say the task's number to win; 'wait' is the only other admissible action."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(max_turns=3, **kwargs)
+
+    @property
+    def task_ids(self):
+        return [f"n{i}" for i in range(5)]
+
+    def _task_text(self, task_id):
+        return f"Say {task_id[1:]}."
+
+    def _begin(self, task_id):
+        return f"Task: say {task_id[1:]}", {"level": 1}
+
+    def _admissible_actions(self):
+        return [self.task_id[1:], "wait"]
+
+    def _act(self, action):
+        if action == self.task_id[1:]:
+            return Outcome("You win.", reward=1.0, terminated=True, won=True)
+        if action == "wait":
+            return Outcome("You wait.")
+        return Outcome("Nothing happens.", action_valid=False)
+
+
+def test_check_env_passes():
+    check_env(CountEnv())
+    check_env(CountEnv(action_format="think_action"))
+
+
+def test_info_contract_and_win():
+    env = CountEnv()
+    observation, info = env.reset(options={"task_id": "n3"})
+    assert observation == "Task: say 3"
+    assert INFO_KEYS <= set(info) and info["level"] == 1
+    assert info["admissible_actions"] == ["3", "wait"] and info["turn"] == 0 and info["won"] is False
+    observation, reward, terminated, truncated, info = env.step("  3 ")
+    assert (observation, reward, terminated, truncated) == ("You win.", 1.0, True, False)
+    assert info["won"] and info["action_valid"] and info["action"] == "3"
+    assert info["action_span"] == (2, 3)
+    assert info["admissible_actions"] is None  # the episode is over
+
+
+def test_truncation_invalid_actions_and_steps_after_end():
+    env = CountEnv()
+    env.reset(options={"task_id": "n1"})
+    assert env.step("dance")[4]["action_valid"] is False
+    assert env.step("")[4]["error"] == "The action is empty."
+    observation, reward, terminated, truncated, info = env.step("wait")
+    assert (terminated, truncated, info["turn"]) == (False, True, 3)
+    after = env.step("1")
+    assert after[0] == observation and after[1] == 0.0 and after[3] is True
+    assert after[4]["action_valid"] is False and "reset" in after[4]["error"]
+
+
+def test_think_action_format_gives_feedback():
+    env = CountEnv(action_format="think_action")
+    env.reset(options={"task_id": "n2"})
+    observation, _, _, _, info = env.step("2")
+    assert observation.startswith("Invalid action:") and "<action>" in observation
+    assert not info["action_valid"] and info["action_span"] is None
+    _, reward, terminated, _, info = env.step("<think>easy</think><action>2</action>")
+    assert reward == 1.0 and terminated and info["action_span"] == (27, 28)
+
+
+def test_seeded_task_choice_and_next_task_id():
+    env = CountEnv()
+    first = [env.reset(seed=7)[1]["task_id"]] + [env.reset()[1]["task_id"] for _ in range(5)]
+    again = [env.reset(seed=7)[1]["task_id"]] + [env.reset()[1]["task_id"] for _ in range(5)]
+    assert first == again
+    env.next_task_id = "n4"
+    assert env.reset(seed=0)[1]["task_id"] == "n4"
+    assert env.next_task_id is None
+
+
+def test_bad_usage_is_explained():
+    env = CountEnv()
+    with pytest.raises(gym.error.ResetNeeded):
+        env.step("wait")
+    with pytest.raises(KeyError, match="n9"):
+        env.reset(options={"task_id": "n9"})
+    with pytest.raises(ValueError, match="level"):
+        env.reset(options={"level": 2})
+    with pytest.raises(ValueError, match="render_mode"):
+        CountEnv(render_mode="human")
+    with pytest.raises(ValueError, match="action_format"):
+        CountEnv(action_format="json")
+
+
+def test_non_string_action_is_invalid_not_a_crash():
+    env = CountEnv()
+    env.reset(options={"task_id": "n0"})
+    _, _, _, _, info = env.step(42)  # type: ignore[arg-type]
+    assert info["action_valid"] is False and "text" in info["error"]
+
+
+def test_ansi_render():
+    env = CountEnv(render_mode="ansi")
+    env.reset(options={"task_id": "n0"})
+    assert env.render() == "[n0 turn 0/3]\nTask: say 0"
+    assert CountEnv().render() is None
