@@ -143,7 +143,8 @@ def generate_knowledge_base(
         ask("1hop", f"In which city was {person} born?", city, person)
         ask("1hop", f"Which company does {person} work for?", company, person)
         ask("2hop", f"In which country was {person} born?", city_country[city], person, city)
-        ask("2hop", f"Who founded the company that {person} works for?", founder[company], person, company)
+        if founder[company] != person:  # else the question would hold its own answer
+            ask("2hop", f"Who founded the company that {person} works for?", founder[company], person, company)
         ask("2hop", f"In which city is the company that {person} works for headquartered?",
             headquarters[company], person, company)
     for company in companies:

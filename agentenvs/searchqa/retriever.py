@@ -129,24 +129,24 @@ class BM25Retriever:
         return self._tokenizer.tokenize(list(queries), update_vocab=False, show_progress=False, return_as="ids")
 
     def search_batch(self, queries: Sequence[str], k: int = 3) -> list[list[SearchHit]]:
-        """Top-``k`` passages for each query (fewer if few passages share a term)."""
+        """Top-``k`` passages for each query (only passages sharing a term with it).
+
+        Scores come from the index's sparse matrix and top-k from ``argpartition``;
+        ``bm25s.BM25.retrieve`` would start a thread pool per call, which costs more
+        than the scoring itself on small corpora. Ties rank the earlier passage first.
+        """
         if k < 1:
             raise ValueError(f"k must be >= 1, got {k}")
         k = min(k, len(self.passages))
-        query_ids = self._query_ids(queries)
-        results: list[list[SearchHit]] = [[] for _ in queries]
-        answerable = [i for i, ids in enumerate(query_ids) if ids]
-        if not answerable:
-            return results
-        documents, scores = self._index.retrieve(
-            [query_ids[i] for i in answerable], k=k, show_progress=False, n_threads=1
-        )
-        for row, query_index in enumerate(answerable):
-            results[query_index] = [
-                SearchHit(self.passages[int(doc)], float(score))
-                for doc, score in zip(documents[row], scores[row], strict=True)
-                if score > 0
-            ]
+        results: list[list[SearchHit]] = []
+        for ids in self._query_ids(queries):
+            if not ids:
+                results.append([])
+                continue
+            scores = self._index.get_scores(ids)
+            top = np.argpartition(-scores, k - 1)[:k] if k < len(scores) else np.arange(len(scores))
+            top = top[np.lexsort((top, -scores[top]))]
+            results.append([SearchHit(self.passages[int(i)], float(scores[i])) for i in top if scores[i] > 0])
         return results
 
     def search(self, query: str, k: int = 3) -> list[SearchHit]:

@@ -1,0 +1,116 @@
+import gymnasium as gym
+import pytest
+from gymnasium.utils.env_checker import check_env
+
+import agentenvs  # noqa: F401
+from agentenvs.searchqa.env import format_hits
+from agentenvs.searchqa.retriever import SearchHit
+from agentenvs.searchqa.scripted import OracleAgent, play_episodes
+
+
+def test_check_env_generated():
+    check_env(gym.make("SearchQA-v0").unwrapped)
+
+
+def test_check_env_real_datasets(searchqa_data):
+    check_env(gym.make("SearchQA-v0", dataset="hotpotqa", data_path=searchqa_data).unwrapped)
+    check_env(gym.make("SearchQA-v0", dataset="nq", data_path=searchqa_data).unwrapped)
+
+
+def test_search_then_answer_episode():
+    env = gym.make("SearchQA-v0", top_k=2)
+    observation, info = env.reset(seed=0)
+    question = env.unwrapped.current_question
+    assert observation.startswith(f"Question: {question.question}\n")
+    assert info["task"] == question.question and info["admissible_actions"] is None
+    observation, reward, terminated, truncated, info = env.step(f"<search>{question.supporting_titles[0]}</search>")
+    assert observation.startswith("<information>Doc 1(Title: ") and observation.endswith("</information>")
+    assert observation.count("Doc ") == 2 and reward == 0.0 and not terminated
+    assert info["retrieved_titles"][0] == question.supporting_titles[0]
+    observation, reward, terminated, truncated, info = env.step(f"<think>ok</think><answer>the {question.answers[0]}.</answer>")
+    assert reward == 1.0 and terminated and info["won"] and info["em"] == 1.0 and info["f1"] == 1.0
+    assert info["gold_answers"] == list(question.answers)
+
+
+def test_wrong_answer_partial_f1_and_invalid_feedback():
+    env = gym.make("SearchQA-v0")
+    env.reset(seed=1)
+    gold = env.unwrapped.current_question.answers[0]
+    observation, reward, terminated, truncated, info = env.step("I believe it is somewhere.")
+    assert not info["action_valid"] and "<search>" in observation and "<answer>" in observation and reward == 0.0
+    _, reward, terminated, _, info = env.step(f"<answer>{gold} and more words</answer>")
+    assert reward == 0.0 and terminated and not info["won"] and 0 < info["f1"] < 1
+
+
+def test_truncates_after_max_turns():
+    env = gym.make("SearchQA-v0", max_turns=2)
+    env.reset(seed=0)
+    assert env.step("<search>a</search>")[3] is False
+    _, reward, terminated, truncated, info = env.step("<search>b</search>")
+    assert truncated and not terminated and reward == 0.0 and info["turn"] == 2
+
+
+def test_splits_are_disjoint_and_cover_all():
+    train = set(gym.make("SearchQA-v0").unwrapped.task_ids)
+    test = set(gym.make("SearchQA-v0", split="test").unwrapped.task_ids)
+    everything = set(gym.make("SearchQA-v0", split="all").unwrapped.task_ids)
+    assert not train & test and train | test == everything and len(test) == round(0.2 * len(everything))
+
+
+def test_configuration_errors_name_the_field(tmp_path):
+    with pytest.raises(ValueError, match="top_k"):
+        gym.make("SearchQA-v0", top_k=0)
+    with pytest.raises(ValueError, match="split"):
+        gym.make("SearchQA-v0", dataset="hotpotqa", split="train", data_path=tmp_path)
+    with pytest.raises(ValueError, match="dataset"):
+        gym.make("SearchQA-v0", dataset="trivia")
+    with pytest.raises(FileNotFoundError, match=str(tmp_path / "hotpotqa_dev_distractor_100.jsonl")):
+        gym.make("SearchQA-v0", dataset="hotpotqa", data_path=tmp_path)
+    with pytest.raises(FileNotFoundError, match="AGENTENVS_SEARCHQA_DATA"):
+        gym.make("SearchQA-v0", dataset="nq")
+
+
+def test_data_path_from_environment_variable(searchqa_data, monkeypatch):
+    monkeypatch.setenv("AGENTENVS_SEARCHQA_DATA", str(searchqa_data))
+    assert len(gym.make("SearchQA-v0", dataset="nq").unwrapped.task_ids) == 17
+
+
+def test_format_hits_truncates_long_passages():
+    from agentenvs.searchqa.data import Passage
+
+    block = format_hits([SearchHit(Passage("1", "T", "word " * 50), 1.0)], max_passage_chars=20)
+    assert block == "<information>Doc 1(Title: T) word word word word ...</information>"
+    assert format_hits([], 20) == "<information>No results.</information>"
+
+
+@pytest.mark.slow
+def test_oracle_scores_em_one_on_all_hotpotqa(searchqa_data):
+    env = gym.make("SearchQA-v0", dataset="hotpotqa", data_path=searchqa_data)
+    results = []
+    oracle = OracleAgent()
+    for task_id in env.unwrapped.task_ids:
+        env.reset(options={"task_id": task_id})
+        oracle.begin(env.unwrapped)
+        info, done = {}, False
+        while not done:
+            _, _, terminated, truncated, info = env.step(oracle.act("", info))
+            done = terminated or truncated
+        results.append(info["em"])
+    assert len(results) == 100 and all(em == 1.0 for em in results)
+
+
+def test_oracle_on_generated_questions():
+    results = play_episodes(gym.make("SearchQA-v0", split="test"), OracleAgent(), episodes=50)
+    assert all(r.em == 1.0 for r in results)
+    assert {r.searches for r in results} <= {1, 2}
+
+
+def test_bm25_recall_of_supporting_titles(searchqa_data):
+    """Recall@5 of gold supporting titles when searching the raw question (reported in benchmarks)."""
+    env = gym.make("SearchQA-v0", dataset="hotpotqa", data_path=searchqa_data).unwrapped
+    found = total = 0
+    for question in env.questions.values():
+        titles = {hit.passage.title for hit in env.retriever.search(question.question, k=5)}
+        found += sum(title in titles for title in question.supporting_titles)
+        total += len(question.supporting_titles)
+    assert 0.6 < found / total <= 1.0  # measured 0.745 with k1=0.9, b=0.4
