@@ -1,0 +1,140 @@
+"""Credit rules: one signature, a registry, and what a rule may look at.
+
+The trainer computes token advantages as::
+
+    rule = make_credit_rule(config.credit, config)      # e.g. "grpo", "orsd", "taspo"
+    advantages = rule.compute(batch, context)           # Tensor[B, T]
+
+without knowing which rule runs. A rule is one module: a class registered with
+:func:`register_credit_rule` whose :meth:`CreditRule.compute` maps a
+:class:`~agents.rollout.RolloutBatch` (per-turn tensors, trajectory outcomes,
+groups) to ``[B, T]`` advantages, 0 on padding. The maths should live in pure
+tensor functions next to it (each with a hand-computed unit test); ``compute``
+only gathers their inputs. Rules that need the model — e.g. to re-score the
+same response tokens with privileged text in the prompt — call
+``context.score(prompts, responses, contexts)``.
+
+Rule-specific knobs come from ``config.credit_options`` (a ``dict``); validate
+them in ``__init__`` so a bad option fails before training starts, naming it.
+
+Example:
+    >>> @register_credit_rule("zero")
+    ... class Zero(CreditRule):
+    ...     def compute(self, batch, context):
+    ...         return torch.zeros_like(batch.old_logprobs)
+    >>> "zero" in CREDIT_RULES
+    True
+    >>> del CREDIT_RULES["zero"]
+"""
+
+from __future__ import annotations
+
+import abc
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+import torch
+
+from agents.rollout import RolloutBatch
+
+
+@dataclass
+class CreditContext:
+    """What a credit rule may use besides the batch.
+
+    Attributes:
+        config: The training config (``GRPOConfig``; rule options in ``credit_options``).
+        step: The training step being computed.
+        scorer: ``score(prompts, responses, contexts=None, *, response_mask=None)``:
+            teacher-forced ``[B, T]`` log-probs of the current policy, no gradients
+            (``TransformersPolicy.score``). None where no model is at hand (unit tests).
+        generator: A seeded torch generator for rules that sample.
+    """
+
+    config: Any
+    step: int = 0
+    scorer: Callable[..., torch.Tensor] | None = None
+    generator: torch.Generator | None = None
+
+    def score(
+        self,
+        prompts: Sequence[str],
+        responses: Sequence[Sequence[int]] | torch.Tensor,
+        contexts: Sequence[str | None] | None = None,
+        *,
+        response_mask: torch.Tensor | None = None,
+    ) -> torch.Tensor:
+        """Teacher-forced log-probs of ``responses`` after ``prompts`` (with ``contexts`` inserted)."""
+        if self.scorer is None:
+            raise RuntimeError("this CreditContext has no scorer (no policy was given)")
+        return self.scorer(prompts, responses, contexts, response_mask=response_mask)
+
+
+class CreditRule(abc.ABC):
+    """Turns a rollout batch into per-token advantages.
+
+    Args:
+        config: The training config; read rule options from ``config.credit_options``.
+    """
+
+    name: ClassVar[str] = ""
+
+    def __init__(self, config: Any = None) -> None:
+        self.config = config
+
+    @property
+    def options(self) -> dict[str, Any]:
+        """``config.credit_options`` (empty when there is no config)."""
+        return dict(getattr(self.config, "credit_options", None) or {})
+
+    @abc.abstractmethod
+    def compute(self, batch: RolloutBatch, context: CreditContext) -> torch.Tensor:
+        """``[B, T]`` float advantages for every response token (0 on padding)."""
+
+
+CREDIT_RULES: dict[str, type[CreditRule]] = {}
+"""Registered credit rules by name."""
+
+
+def register_credit_rule(name: str) -> Callable[[type[CreditRule]], type[CreditRule]]:
+    """Class decorator registering a :class:`CreditRule` under ``name``.
+
+    Raises:
+        ValueError: if ``name`` is taken by another class.
+    """
+
+    def decorate(cls: type[CreditRule]) -> type[CreditRule]:
+        if name in CREDIT_RULES and CREDIT_RULES[name] is not cls:
+            raise ValueError(f"credit rule {name!r} is already registered ({CREDIT_RULES[name].__name__})")
+        cls.name = name
+        CREDIT_RULES[name] = cls
+        return cls
+
+    return decorate
+
+
+def make_credit_rule(name: str, config: Any = None) -> CreditRule:
+    """Builds the registered rule ``name`` for ``config``.
+
+    Raises:
+        ValueError: naming the unknown rule and the registered ones.
+    """
+    from agents import algorithms  # noqa: F401  (imports the built-in rules so they register)
+
+    if name not in CREDIT_RULES:
+        raise ValueError(f"credit={name!r} is not a registered credit rule; choose one of {sorted(CREDIT_RULES)}")
+    return CREDIT_RULES[name](config)
+
+
+def broadcast_to_tokens(
+    trajectory_advantages: torch.Tensor, trajectory_index: torch.Tensor, response_mask: torch.Tensor
+) -> torch.Tensor:
+    """Gives every response token of every turn its trajectory's advantage.
+
+    >>> broadcast_to_tokens(torch.tensor([1.0, -1.0]), torch.tensor([1, 0]), torch.tensor([[1, 1, 0], [1, 0, 0]]))
+    tensor([[-1., -1.,  0.],
+            [ 1.,  0.,  0.]])
+    """
+    values = trajectory_advantages[trajectory_index][:, None].expand(response_mask.shape)
+    return torch.where(response_mask.bool(), values, torch.zeros_like(values))

@@ -1,0 +1,173 @@
+"""Typed training configuration (a dataclass whose fields carry one-line docs, for tyro).
+
+Names follow TRL's ``GRPOConfig`` where they mean the same thing (``num_iterations``,
+``epsilon``, ``epsilon_high``, ``beta``, ``loss_type``, ``scale_rewards``,
+``learning_rate``, ``max_grad_norm``, ``temperature``, ``top_p``). Every config
+validates itself at construction and names the bad field.
+
+Example:
+    >>> GRPOConfig(group_size=4).group_size
+    4
+    >>> GRPOConfig(loss_type="ppo")
+    Traceback (most recent call last):
+    ...
+    ValueError: GRPOConfig.loss_type must be one of ('grpo', 'dapo', 'dr_grpo'), got 'ppo'
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from agents.algorithms.grpo import SCALE_REWARDS
+from agents.algorithms.loss import LOSS_TYPES
+
+OptionValue = Any  # str | int | float | bool (tyro parses ``key=value`` pairs)
+
+
+@dataclass
+class GRPOConfig:
+    """Collection, credit, update, evaluation and logging settings of one training run."""
+
+    # -- collection --------------------------------------------------------------------
+    num_groups: int = 4
+    """Tasks per training step (trajectory groups)."""
+    group_size: int = 4
+    """Rollouts per task (G)."""
+    max_turns: int | None = None
+    """Env step limit per episode (None: the env's default)."""
+    max_new_tokens: int = 128
+    """Longest response per turn, in tokens."""
+    temperature: float = 1.0
+    """Sampling temperature (log-probs are of the temperature-scaled distribution)."""
+    top_p: float = 1.0
+    """Nucleus-sampling threshold."""
+    history_length: int = 2
+    """Past (observation, action) turns shown in the prompt."""
+    invalid_action_penalty: float = 0.1
+    """Subtracted from a turn's reward when its action is invalid."""
+    env_kwargs: dict[str, OptionValue] = field(default_factory=dict)
+    """Keyword arguments for the training env (e.g. ``max_turns``)."""
+    # -- credit ------------------------------------------------------------------------
+    credit: str = "grpo"
+    """Credit rule: a name registered in ``agents.algorithms.CREDIT_RULES``."""
+    scale_rewards: Literal["group", "batch", "none"] = "group"
+    """Divide centred rewards by the group std, the batch std, or nothing."""
+    advantage_eps: float = 1e-4
+    """Added to the std when scaling rewards."""
+    credit_options: dict[str, OptionValue] = field(default_factory=dict)
+    """Options of the chosen credit rule (rule-specific)."""
+    # -- update ------------------------------------------------------------------------
+    learning_rate: float = 1e-5
+    """AdamW learning rate."""
+    weight_decay: float = 0.0
+    """AdamW weight decay."""
+    lr_scheduler_type: Literal["constant", "linear", "cosine"] = "constant"
+    """Learning-rate schedule over the run's optimizer steps."""
+    warmup_steps: int = 0
+    """Optimizer steps of linear warm-up."""
+    num_iterations: int = 1
+    """Passes over each collected batch (μ in GRPO)."""
+    mini_batches: int = 1
+    """Optimizer steps per pass (the batch split into this many parts)."""
+    micro_batch_size: int = 8
+    """Rows per forward/backward (gradients accumulate up to a mini-batch)."""
+    epsilon: float = 0.2
+    """Lower clip range of the ratio."""
+    epsilon_high: float | None = None
+    """Upper clip range (None: same as ``epsilon``)."""
+    loss_type: Literal["grpo", "dapo", "dr_grpo"] = "dapo"
+    """How token losses are averaged."""
+    beta: float = 0.0
+    """KL coefficient to the reference model (0: no reference kept)."""
+    max_grad_norm: float = 1.0
+    """Gradient clipping norm (0: no clipping)."""
+    lora: bool = False
+    """Train a LoRA adapter instead of all weights."""
+    lora_rank: int = 16
+    """LoRA rank."""
+    lora_alpha: int = 32
+    """LoRA alpha."""
+    # -- evaluation, logging, checkpoints ----------------------------------------------
+    eval_every: int = 5
+    """Evaluate every this many steps (0: only at the start and the end)."""
+    eval_episodes: int = 16
+    """Held-out tasks per evaluation."""
+    eval_greedy: bool = True
+    """Decode greedily at evaluation."""
+    eval_env_kwargs: dict[str, OptionValue] | None = None
+    """Keyword arguments of the evaluation env (None: ``split="test"`` where the env has splits)."""
+    save_every: int = 5
+    """Checkpoint every this many steps (0: only at the end)."""
+    output_dir: str = "runs/grpo"
+    """Folder for metrics, TensorBoard events, checkpoints and the plot."""
+    resume: bool = False
+    """Continue from the latest checkpoint in ``output_dir``."""
+    seed: int = 0
+    """Seeds tasks, sampling and initialisation."""
+    device: str = "cpu"
+    """Torch device."""
+    dtype: str = "float32"
+    """Parameter dtype."""
+    progress: bool = True
+    """Show progress bars."""
+    tensorboard: bool = True
+    """Write TensorBoard event files."""
+
+    def __post_init__(self) -> None:
+        def fail(name: str, requirement: str) -> None:
+            raise ValueError(f"GRPOConfig.{name} must be {requirement}, got {getattr(self, name)!r}")
+
+        for name in ("num_groups", "group_size", "max_new_tokens", "num_iterations", "mini_batches",
+                     "micro_batch_size", "eval_episodes", "lora_rank", "lora_alpha"):
+            if not isinstance(getattr(self, name), int) or getattr(self, name) < 1:
+                fail(name, "an integer >= 1")
+        for name in ("history_length", "warmup_steps", "eval_every", "save_every"):
+            if not isinstance(getattr(self, name), int) or getattr(self, name) < 0:
+                fail(name, "an integer >= 0")
+        if self.max_turns is not None and self.max_turns < 1:
+            fail("max_turns", "None or >= 1")
+        if self.temperature <= 0:
+            fail("temperature", "> 0")
+        if not 0 < self.top_p <= 1:
+            fail("top_p", "in (0, 1]")
+        if self.learning_rate < 0:
+            fail("learning_rate", ">= 0")
+        if not 0 <= self.epsilon < 1:
+            fail("epsilon", "in [0, 1)")
+        if self.epsilon_high is not None and self.epsilon_high < 0:
+            fail("epsilon_high", "None or >= 0")
+        if self.beta < 0:
+            fail("beta", ">= 0")
+        if self.max_grad_norm < 0:
+            fail("max_grad_norm", ">= 0")
+        if self.advantage_eps < 0:
+            fail("advantage_eps", ">= 0")
+        if self.loss_type not in LOSS_TYPES:
+            fail("loss_type", f"one of {LOSS_TYPES}")
+        if self.scale_rewards not in SCALE_REWARDS:
+            fail("scale_rewards", f"one of {SCALE_REWARDS}")
+        if self.lr_scheduler_type not in ("constant", "linear", "cosine"):
+            fail("lr_scheduler_type", "one of ('constant', 'linear', 'cosine')")
+        if not isinstance(self.credit, str) or not self.credit:
+            fail("credit", "a registered credit-rule name")
+
+    @property
+    def rollouts_per_step(self) -> int:
+        """Trajectories collected per training step."""
+        return self.num_groups * self.group_size
+
+    def to_dict(self) -> dict[str, Any]:
+        """The config as JSON values."""
+        return json.loads(json.dumps(dataclasses.asdict(self)))
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> GRPOConfig:
+        """Rebuilds a config; unknown keys are an error naming them."""
+        known = {f.name for f in dataclasses.fields(cls)}
+        unknown = sorted(set(data) - known)
+        if unknown:
+            raise ValueError(f"unknown GRPOConfig field(s): {unknown}")
+        return cls(**data)

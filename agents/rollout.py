@@ -1,0 +1,199 @@
+"""The tensors of one collection step: every turn of every trajectory as one row.
+
+A :class:`RolloutBatch` is what the collector hands to credit rules and the loss.
+Row ``i`` is one turn: the prompt the policy saw (text and left-padded ids), the
+response it sampled (right-padded ids and mask), the sampled tokens' log-probs,
+where the action lies in the response (token span), and which trajectory, turn
+and group the row belongs to. Trajectory-level outcomes are indexed by
+``trajectory_index``. Text stays in Python lists.
+
+Example:
+    >>> batch = RolloutBatch.from_rows(
+    ...     [RolloutRow("p0", [5, 6], [7, 8, 9], [-0.1, -0.2, -0.3], (1, 2), 0, 0, 0, 0.0, True),
+    ...      RolloutRow("p1", [5], [7], [-0.5], None, 1, 0, 0, 1.0, True)],
+    ...     trajectory_rewards=[0.0, 1.0], trajectory_success=[False, True], trajectory_group_ids=[0, 0],
+    ...     pad_token_id=0)
+    >>> batch.response_mask.tolist()
+    [[1, 1, 1], [1, 0, 0]]
+    >>> batch.action_token_spans.tolist()
+    [[1, 2], [-1, -1]]
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
+
+import torch
+
+from agentenvs.core.trajectory import Trajectory, TrajectoryGroup
+
+
+@dataclass
+class RolloutRow:
+    """One turn as the collector records it (before padding).
+
+    Attributes:
+        prompt: The prompt text (user message before the chat template).
+        prompt_ids: Chat-templated prompt token ids.
+        response_ids: Sampled response token ids.
+        logprobs: Sampling log-prob of each response token.
+        action_token_span: ``(start, end)`` response-token indices of the action, or None.
+        trajectory_index: Index of the trajectory in the batch's flat trajectory list.
+        turn_index: Turn number within the trajectory (0-based).
+        group_id: The trajectory's group.
+        reward: The env's reward for this turn (penalties included).
+        valid: Whether the env accepted the action.
+    """
+
+    prompt: str
+    prompt_ids: list[int]
+    response_ids: list[int]
+    logprobs: list[float]
+    action_token_span: tuple[int, int] | None
+    trajectory_index: int
+    turn_index: int
+    group_id: int
+    reward: float
+    valid: bool
+
+
+@dataclass
+class RolloutBatch:
+    """Padded per-turn tensors plus the trajectory groups they came from.
+
+    Row tensors have ``B`` rows (turns); ``T`` is the longest response and ``P``
+    the longest prompt; trajectory tensors have ``N`` entries.
+
+    Attributes:
+        prompts: ``B`` prompt texts (what :meth:`TransformersPolicy.score` takes).
+        prompt_ids: ``[B, P]`` left-padded prompt ids.
+        prompt_mask: ``[B, P]`` 1 on real prompt tokens.
+        response_ids: ``[B, T]`` right-padded response ids.
+        response_mask: ``[B, T]`` 1 on real response tokens.
+        old_logprobs: ``[B, T]`` sampling log-probs (0 at padding).
+        action_token_spans: ``[B, 2]`` ``(start, end)`` of the action tokens; ``(-1, -1)`` if none.
+        trajectory_index: ``[B]`` trajectory of each row.
+        turn_index: ``[B]`` turn number of each row.
+        group_ids: ``[B]`` group of each row.
+        turn_rewards: ``[B]`` env reward of each turn (penalty included).
+        turn_valid: ``[B]`` whether each turn's action was valid.
+        trajectory_rewards: ``[N]`` outcome reward R of each trajectory (what GRPO normalises).
+        trajectory_success: ``[N]`` whether each trajectory won.
+        trajectory_group_ids: ``[N]`` group of each trajectory.
+        groups: The :class:`TrajectoryGroup` objects (text, infos, env metadata).
+        ref_logprobs: ``[B, T]`` reference-model log-probs (filled when the KL term is on).
+    """
+
+    prompts: list[str]
+    prompt_ids: torch.Tensor
+    prompt_mask: torch.Tensor
+    response_ids: torch.Tensor
+    response_mask: torch.Tensor
+    old_logprobs: torch.Tensor
+    action_token_spans: torch.Tensor
+    trajectory_index: torch.Tensor
+    turn_index: torch.Tensor
+    group_ids: torch.Tensor
+    turn_rewards: torch.Tensor
+    turn_valid: torch.Tensor
+    trajectory_rewards: torch.Tensor
+    trajectory_success: torch.Tensor
+    trajectory_group_ids: torch.Tensor
+    groups: list[TrajectoryGroup] = field(default_factory=list)
+    ref_logprobs: torch.Tensor | None = None
+
+    def __len__(self) -> int:
+        return len(self.prompts)
+
+    @property
+    def trajectories(self) -> list[Trajectory]:
+        """The flat trajectory list ``trajectory_index`` points into (group by group)."""
+        return [trajectory for group in self.groups for trajectory in group]
+
+    @property
+    def num_tokens(self) -> int:
+        """Real response tokens in the batch."""
+        return int(self.response_mask.sum())
+
+    def action_mask(self) -> torch.Tensor:
+        """``[B, T]`` 1 on the tokens of each row's action span."""
+        positions = torch.arange(self.response_ids.shape[1])[None, :]
+        start, end = self.action_token_spans[:, :1], self.action_token_spans[:, 1:]
+        return ((positions >= start) & (positions < end)).long() * self.response_mask
+
+    def select(self, rows: torch.Tensor | Sequence[int] | slice) -> RolloutBatch:
+        """The batch restricted to some rows (trajectory-level fields are kept whole)."""
+        if isinstance(rows, slice):
+            index = torch.arange(len(self))[rows]
+        else:
+            index = torch.as_tensor(rows, dtype=torch.long)
+        take = index.tolist()
+        return replace(
+            self,
+            prompts=[self.prompts[i] for i in take],
+            prompt_ids=self.prompt_ids[index],
+            prompt_mask=self.prompt_mask[index],
+            response_ids=self.response_ids[index],
+            response_mask=self.response_mask[index],
+            old_logprobs=self.old_logprobs[index],
+            action_token_spans=self.action_token_spans[index],
+            trajectory_index=self.trajectory_index[index],
+            turn_index=self.turn_index[index],
+            group_ids=self.group_ids[index],
+            turn_rewards=self.turn_rewards[index],
+            turn_valid=self.turn_valid[index],
+            ref_logprobs=None if self.ref_logprobs is None else self.ref_logprobs[index],
+        )
+
+    @classmethod
+    def from_rows(
+        cls,
+        rows: Sequence[RolloutRow],
+        *,
+        trajectory_rewards: Sequence[float],
+        trajectory_success: Sequence[bool],
+        trajectory_group_ids: Sequence[int],
+        pad_token_id: int,
+        groups: list[TrajectoryGroup] | None = None,
+    ) -> RolloutBatch:
+        """Pads recorded rows into a batch."""
+        batch = len(rows)
+        prompt_width = max((len(r.prompt_ids) for r in rows), default=0)
+        response_width = max((len(r.response_ids) for r in rows), default=0)
+        prompt_ids = torch.full((batch, prompt_width), pad_token_id, dtype=torch.long)
+        prompt_mask = torch.zeros((batch, prompt_width), dtype=torch.long)
+        response_ids = torch.full((batch, response_width), pad_token_id, dtype=torch.long)
+        response_mask = torch.zeros((batch, response_width), dtype=torch.long)
+        old_logprobs = torch.zeros((batch, response_width), dtype=torch.float32)
+        spans = torch.full((batch, 2), -1, dtype=torch.long)
+        for i, row in enumerate(rows):
+            if len(row.logprobs) != len(row.response_ids):
+                raise ValueError(f"row {i}: {len(row.logprobs)} log-probs for {len(row.response_ids)} tokens")
+            if row.prompt_ids:
+                prompt_ids[i, prompt_width - len(row.prompt_ids) :] = torch.tensor(row.prompt_ids)
+                prompt_mask[i, prompt_width - len(row.prompt_ids) :] = 1
+            length = len(row.response_ids)
+            response_ids[i, :length] = torch.tensor(row.response_ids, dtype=torch.long)
+            response_mask[i, :length] = 1
+            old_logprobs[i, :length] = torch.tensor(row.logprobs, dtype=torch.float32)
+            if row.action_token_span is not None:
+                spans[i] = torch.tensor(row.action_token_span)
+        return cls(
+            prompts=[r.prompt for r in rows],
+            prompt_ids=prompt_ids,
+            prompt_mask=prompt_mask,
+            response_ids=response_ids,
+            response_mask=response_mask,
+            old_logprobs=old_logprobs,
+            action_token_spans=spans,
+            trajectory_index=torch.tensor([r.trajectory_index for r in rows], dtype=torch.long),
+            turn_index=torch.tensor([r.turn_index for r in rows], dtype=torch.long),
+            group_ids=torch.tensor([r.group_id for r in rows], dtype=torch.long),
+            turn_rewards=torch.tensor([r.reward for r in rows], dtype=torch.float32),
+            turn_valid=torch.tensor([r.valid for r in rows], dtype=torch.bool),
+            trajectory_rewards=torch.tensor(list(trajectory_rewards), dtype=torch.float32),
+            trajectory_success=torch.tensor(list(trajectory_success), dtype=torch.bool),
+            trajectory_group_ids=torch.tensor(list(trajectory_group_ids), dtype=torch.long),
+            groups=list(groups or []),
+        )
