@@ -84,6 +84,8 @@ class SearchQAEnv(TextEnv):
         top_k: Passages returned per search.
         max_turns: Steps before truncation.
         max_passage_chars: Passages longer than this are cut in observations.
+        question_kinds: Keep only questions of these kinds (``"1hop"``/``"2hop"`` for
+            generated data; ``"bridge"``/``"comparison"`` for HotpotQA). None keeps all.
         generator_seed: Seed of the generated knowledge base.
         test_fraction: Share of generated questions held out as ``"test"``.
         cache_index: Whether to cache the BM25 index on disk.
@@ -101,6 +103,7 @@ class SearchQAEnv(TextEnv):
         top_k: int = 3,
         max_turns: int = 4,
         max_passage_chars: int = 600,
+        question_kinds: Sequence[str] | None = None,
         generator_seed: int = 0,
         test_fraction: float = 0.2,
         cache_index: bool = True,
@@ -121,6 +124,12 @@ class SearchQAEnv(TextEnv):
         questions, passages = _load(dataset, data_path, questions_file, corpus_file, generator_seed)
         if dataset == "generated":
             questions = _split_questions(questions, split or "train", test_fraction, generator_seed)
+        if question_kinds is not None:
+            kinds = {str(kind) for kind in ([question_kinds] if isinstance(question_kinds, str) else question_kinds)}
+            available = sorted({q.kind for q in questions})
+            if not kinds <= set(available):
+                raise ValueError(f"question_kinds {sorted(kinds - set(available))} not in this dataset's {available}")
+            questions = [q for q in questions if q.kind in kinds]
         if not questions:
             raise ValueError(f"SearchQA: dataset {dataset!r} has no questions")
         self.questions = {example.id: example for example in questions}

@@ -114,3 +114,11 @@ def test_bm25_recall_of_supporting_titles(searchqa_data):
         found += sum(title in titles for title in question.supporting_titles)
         total += len(question.supporting_titles)
     assert 0.6 < found / total <= 1.0  # measured 0.745 with k1=0.9, b=0.4
+
+
+def test_question_kinds_filter():
+    env = gym.make("SearchQA-v0", question_kinds=["1hop"]).unwrapped
+    assert {q.kind for q in env.questions.values()} == {"1hop"}
+    assert len(env.task_ids) < len(gym.make("SearchQA-v0").unwrapped.task_ids)
+    with pytest.raises(ValueError, match="question_kinds"):
+        gym.make("SearchQA-v0", question_kinds=["bridge"])
