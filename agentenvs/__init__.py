@@ -24,6 +24,7 @@ from agentenvs.core.registration import register_env
 __version__ = "0.1.0"
 
 register_env("SearchQA-v0", "agentenvs.searchqa.env:SearchQAEnv")
+register_env("WebShop-v0", "agentenvs.webshop.env:WebShopEnv")
 
 __all__ = [
     "ActionSpan",

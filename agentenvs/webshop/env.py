@@ -1,0 +1,222 @@
+"""WebShop-v0: shop for a product that fits an instruction (Yao et al., 2022).
+
+Actions are the original text env's: ``search[query]`` and ``click[button]`` (buttons,
+product ASINs and option values as shown; case-insensitive). ``info["admissible_actions"]``
+lists them as the original's available actions do: ``search[<query>]`` where the page
+has a search bar, and ``click[...]`` for every clickable; as in the original, a search is
+also accepted from other pages. An action the page does not accept is reported
+(``action_valid=False``, ``info["error"]``) and leaves the page as it was.
+
+``click[Buy Now]`` ends the episode with the original's reward in [0, 1]; ``won`` is
+``reward == 1.0``, and ``info`` carries ``score`` (the raw reward) and ``reward_parts``
+(type, attribute, option and price parts with their weights).
+
+Observations: ``"text"`` (default: the page's visible text joined by ``" [SEP] "``),
+``"text_rich"`` (a piece a line, clickables marked ``[button] … [button_]``) or
+``"html"``.
+
+Data: ``dataset="generated"`` (default: the embedded 1,000-product shop,
+:mod:`agentenvs.webshop.generator`) or ``"official"`` (the release's files from
+``data_path`` or ``$AGENTENVS_WEBSHOP_DATA``; ``goal_source="human"`` reads
+``items_human_ins.json``). Task ids are goal positions in the original's shuffled goal
+list; ``split`` picks the original's test (first 500), eval (next 1,000) or train (rest).
+
+Example:
+    >>> import gymnasium as gym, agentenvs
+    >>> env = gym.make("WebShop-v0", num_products=100, split="all")
+    >>> observation, info = env.reset(seed=0)
+    >>> observation.startswith("WebShop [SEP] Instruction:")
+    True
+    >>> info["admissible_actions"]
+    ['search[<query>]']
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from functools import lru_cache
+from pathlib import Path
+from typing import Any, Literal
+
+from agentenvs.core.env import Outcome, TextEnv
+from agentenvs.webshop.data import (
+    ATTRIBUTE_FILE_FULL,
+    ATTRIBUTE_FILE_SMALL,
+    HUMAN_INSTRUCTION_FILE,
+    PRODUCT_FILE_FULL,
+    PRODUCT_FILE_SMALL,
+    Goal,
+    require_file,
+    resolve_data_path,
+    shuffle_goals,
+    split_range,
+)
+from agentenvs.webshop.engine import InvalidAction, ShopSession, WebShopEngine
+from agentenvs.webshop.pages import Page, page_html, page_text, page_text_rich
+
+ObservationMode = Literal["text", "text_rich", "html"]
+_RENDERERS = {"text": page_text, "text_rich": page_text_rich, "html": page_html}
+
+
+class WebShopEnv(TextEnv):
+    """Online shopping from an instruction (see the module docstring).
+
+    Args:
+        dataset: ``"generated"`` or ``"official"``.
+        data_path: Folder with the official files (else ``$AGENTENVS_WEBSHOP_DATA``).
+        product_file: Official product file (default: ``items_shuffle_1000.json`` in
+            ``data_path``, else ``items_shuffle.json``).
+        attribute_file: Official synthetic-goal file (default: the matching ``items_ins_v2``).
+        goal_source: ``"synthetic"`` or ``"human"`` (official data only).
+        num_products: Products to use (generated default 1,000; official default all).
+        split: ``"train"``, ``"eval"``, ``"test"`` or ``"all"``.
+        observation_mode: ``"text"``, ``"text_rich"`` or ``"html"``.
+        max_turns: Steps before truncation.
+        action_format: How raw actions are projected (see :mod:`agentenvs.core.projection`).
+        generator_seed: Seed of the generated shop, prices and goal price bounds.
+        noun_tagger: ``"rules"`` (default) or ``"spacy"`` (needs spaCy and a model).
+        show_attrs: Whether item pages offer the ``Attributes`` sub-page.
+        cache_index: Whether to cache the search index on disk.
+        render_mode: None or ``"ansi"``.
+    """
+
+    def __init__(
+        self,
+        *,
+        dataset: Literal["generated", "official"] = "generated",
+        data_path: str | os.PathLike[str] | None = None,
+        product_file: str | os.PathLike[str] | None = None,
+        attribute_file: str | os.PathLike[str] | None = None,
+        goal_source: Literal["synthetic", "human"] = "synthetic",
+        num_products: int | None = None,
+        split: Literal["train", "eval", "test", "all"] = "train",
+        observation_mode: ObservationMode = "text",
+        max_turns: int = 15,
+        action_format: str = "raw",
+        generator_seed: int = 0,
+        noun_tagger: str = "rules",
+        show_attrs: bool = False,
+        cache_index: bool = True,
+        render_mode: str | None = None,
+    ) -> None:
+        super().__init__(max_turns=max_turns, action_format=action_format, render_mode=render_mode)
+        if observation_mode not in _RENDERERS:
+            raise ValueError(f"observation_mode must be one of {sorted(_RENDERERS)}, got {observation_mode!r}")
+        if goal_source not in ("synthetic", "human"):
+            raise ValueError(f"goal_source must be 'synthetic' or 'human', got {goal_source!r}")
+        if num_products is not None and num_products < 1:
+            raise ValueError(f"num_products must be >= 1, got {num_products}")
+        self.observation_mode = observation_mode
+        self._render = _RENDERERS[observation_mode]
+        if dataset == "generated":
+            if product_file is not None or attribute_file is not None or goal_source != "synthetic":
+                raise ValueError("product_file/attribute_file/goal_source='human' need dataset='official'")
+            self.engine = _generated_engine(num_products or 1000, generator_seed, cache_index, noun_tagger, show_attrs)
+        elif dataset == "official":
+            files = _official_files(data_path, product_file, attribute_file, goal_source)
+            self.engine = _official_engine(*files, num_products, generator_seed, cache_index, noun_tagger, show_attrs)
+        else:
+            raise ValueError(f"dataset must be 'generated' or 'official', got {dataset!r}")
+        self.goals: list[Goal] = shuffle_goals(self.engine.goals)
+        positions = split_range(split, len(self.goals))
+        if not positions:
+            raise ValueError(f"WebShop: split {split!r} has no goals ({len(self.goals)} goals in all)")
+        self._task_ids = tuple(str(i) for i in positions)
+        self._task_set = frozenset(self._task_ids)
+        self.session: ShopSession | None = None
+
+    @property
+    def task_ids(self) -> Sequence[str]:
+        return self._task_ids
+
+    def _has_task(self, task_id: str) -> bool:
+        return task_id in self._task_set
+
+    def _task_text(self, task_id: str) -> str:
+        return self.goals[int(task_id)].instruction_text
+
+    @property
+    def goal(self) -> Goal:
+        """The current episode's goal (for oracles and evaluation)."""
+        if self.task_id is None:
+            raise RuntimeError("call reset() first")
+        return self.goals[int(self.task_id)]
+
+    @property
+    def page(self) -> Page:
+        """The current page."""
+        if self.session is None:
+            raise RuntimeError("call reset() first")
+        return self.session.page
+
+    def _begin(self, task_id: str) -> tuple[str, dict[str, Any]]:
+        self.session = self.engine.session(self.goals[int(task_id)], session_id=f"task_{task_id}")
+        return self._render(self.session.page), {"page": "search"}
+
+    def _admissible_actions(self) -> list[str] | None:
+        return None if self.session is None else self.session.available_actions()
+
+    def _act(self, action: str) -> Outcome:
+        assert self.session is not None
+        try:
+            self.session.step(action)
+        except InvalidAction as error:
+            return Outcome(observation=self._render(self.session.page), action_valid=False,
+                           info={"error": str(error), "page": self.session.page.kind})
+        info: dict[str, Any] = {"page": self.session.page.kind}
+        if not self.session.done:
+            return Outcome(observation=self._render(self.session.page), info=info)
+        reward = self.session.reward
+        assert reward is not None
+        info.update(score=reward.total, reward_parts=reward.as_info(), purchased_asin=self.session.asin,
+                    purchased_options=dict(self.session.options))
+        return Outcome(observation=self._render(self.session.page), reward=reward.total, terminated=True,
+                       won=reward.total == 1.0, info=info)
+
+
+def _official_files(
+    data_path: str | os.PathLike[str] | None,
+    product_file: str | os.PathLike[str] | None,
+    attribute_file: str | os.PathLike[str] | None,
+    goal_source: str,
+) -> tuple[Path, Path, Path | None]:
+    folder = resolve_data_path(data_path)
+
+    def locate(explicit: str | os.PathLike[str] | None, names: tuple[str, ...], what: str) -> Path:
+        if explicit is not None:
+            return require_file(Path(explicit), what)
+        if folder is None:
+            raise FileNotFoundError(
+                f"WebShop: dataset='official' needs the release's files: pass data_path=<folder with {names[0]}> "
+                f"or set $AGENTENVS_WEBSHOP_DATA (or pass {what.replace(' ', '_')}=...)."
+            )
+        for name in names:
+            if (folder / name).is_file():
+                return folder / name
+        return require_file(folder / names[0], what)
+
+    products = locate(product_file, (PRODUCT_FILE_SMALL, PRODUCT_FILE_FULL), "product file")
+    small = products.name == PRODUCT_FILE_SMALL
+    attribute_names = (ATTRIBUTE_FILE_SMALL, ATTRIBUTE_FILE_FULL) if small else (ATTRIBUTE_FILE_FULL, ATTRIBUTE_FILE_SMALL)
+    attributes = locate(attribute_file, attribute_names, "attribute file")
+    human = None
+    if goal_source == "human":
+        human = locate(None, (HUMAN_INSTRUCTION_FILE,), "human instruction file")
+    return products, attributes, human
+
+
+@lru_cache(maxsize=4)
+def _generated_engine(num_products: int, seed: int, cache_index: bool, noun_tagger: str, show_attrs: bool) -> WebShopEngine:
+    """One engine per configuration per process: vector envs share it instead of re-indexing."""
+    return WebShopEngine.generated(num_products, seed, cache_index=cache_index, noun_tagger=noun_tagger,
+                                   show_attrs=show_attrs)
+
+
+@lru_cache(maxsize=2)
+def _official_engine(
+    product_file: Path, attribute_file: Path, human_file: Path | None, num_products: int | None, seed: int,
+    cache_index: bool, noun_tagger: str, show_attrs: bool,
+) -> WebShopEngine:
+    return WebShopEngine.from_files(product_file, attribute_file, human_file, num_products, seed,
+                                    cache_index=cache_index, noun_tagger=noun_tagger, show_attrs=show_attrs)

@@ -1,0 +1,51 @@
+"""A scripted shopper that knows the goal: the reference policy for tests and benchmarks.
+
+It searches the goal instruction, pages through the results until the goal product shows
+(at most the five pages of the top 50), opens it, clicks each goal option not yet chosen
+and buys. It scores 1.0 whenever search finds the goal product, so its success rate
+measures how well search ranks the goal product in the top 50.
+
+Example:
+    >>> from agentenvs.webshop.engine import WebShopEngine
+    >>> engine = WebShopEngine.generated(num_products=60, seed=0, cache_index=False)
+    >>> session = engine.session(engine.goals[0])
+    >>> while not session.done:
+    ...     session.step(oracle_action(session.goal, session.page))
+    >>> session.reward.total
+    1.0
+"""
+
+from __future__ import annotations
+
+from agentenvs.webshop.data import Goal
+from agentenvs.webshop.pages import BACK_TO_SEARCH, BUY_NOW, NEXT_PAGE, PREV_PAGE, Page
+
+MAX_RESULT_PAGES = 5
+
+
+def _wanted_options(goal: Goal, page: Page) -> list[str]:
+    """Goal option values this product offers and that are not chosen yet."""
+    assert page.product is not None
+    wanted = goal.goal_options.values() if isinstance(goal.goal_options, dict) else goal.goal_options
+    offered = {value for values in page.product.options.values() for value in values}
+    chosen = set(page.options.values())
+    return [value for value in wanted if value in offered and value not in chosen]
+
+
+def oracle_action(goal: Goal, page: Page) -> str:
+    """The oracle's next action on ``page`` for ``goal``."""
+    if page.kind == "search":
+        return f"search[{goal.instruction_text}]"
+    if page.kind == "results":
+        asins = [product.asin for product in page.products]
+        if goal.asin in asins:
+            return f"click[{goal.asin}]"
+        if asins and page.page_number < MAX_RESULT_PAGES:
+            return f"click[{NEXT_PAGE}]"
+        return f"click[{asins[0]}]" if asins else f"click[{BACK_TO_SEARCH}]"
+    if page.kind == "sub":
+        return f"click[{PREV_PAGE}]"
+    if page.kind == "item":
+        missing = _wanted_options(goal, page)
+        return f"click[{missing[0]}]" if missing else f"click[{BUY_NOW}]"
+    raise ValueError("the episode is over: nothing to do on the done page")
