@@ -114,7 +114,7 @@ class WebShopEnv(TextEnv):
                 raise ValueError("product_file/attribute_file/goal_source='human' need dataset='official'")
             self.engine = _generated_engine(num_products or 1000, generator_seed, cache_index, noun_tagger, show_attrs)
         elif dataset == "official":
-            files = _official_files(data_path, product_file, attribute_file, goal_source)
+            files = official_files(data_path, product_file, attribute_file, goal_source)
             self.engine = _official_engine(*files, num_products, generator_seed, cache_index, noun_tagger, show_attrs)
         else:
             raise ValueError(f"dataset must be 'generated' or 'official', got {dataset!r}")
@@ -175,7 +175,7 @@ class WebShopEnv(TextEnv):
                        won=reward.total == 1.0, info=info)
 
 
-def _official_files(
+def official_files(
     data_path: str | os.PathLike[str] | None,
     product_file: str | os.PathLike[str] | None,
     attribute_file: str | os.PathLike[str] | None,

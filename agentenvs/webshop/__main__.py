@@ -1,0 +1,39 @@
+"""``python -m agentenvs.webshop serve``: the Flask shop on 127.0.0.1 (see :mod:`agentenvs.webshop.app`)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m agentenvs.webshop", description=__doc__)
+    commands = parser.add_subparsers(dest="command", required=True)
+    serve = commands.add_parser("serve", help="start the shop for people at http://HOST:PORT/")
+    serve.add_argument("--host", default="127.0.0.1", help="address to listen on (default: loopback only)")
+    serve.add_argument("--port", type=int, default=3000)
+    serve.add_argument("--num-products", type=int, default=1000, help="size of the generated shop")
+    serve.add_argument("--seed", type=int, default=0, help="seed of the generated shop")
+    serve.add_argument("--data-path", default=None, help="folder with the official files (instead of the generated shop)")
+    serve.add_argument("--human-goals", action="store_true", help="with --data-path: use items_human_ins.json")
+    serve.add_argument("--show-attrs", action="store_true", help="offer the Attributes sub-page")
+    args = parser.parse_args(argv)
+
+    from agentenvs.webshop.app import create_app
+    from agentenvs.webshop.engine import WebShopEngine
+    from agentenvs.webshop.env import official_files
+
+    if args.data_path is None:
+        engine = WebShopEngine.generated(args.num_products, args.seed, show_attrs=args.show_attrs)
+    else:
+        products, attributes, human = official_files(args.data_path, None, None, "human" if args.human_goals else "synthetic")
+        engine = WebShopEngine.from_files(products, attributes, human, seed=args.seed, show_attrs=args.show_attrs)
+    app = create_app(engine, seed=args.seed)
+    print(f"WebShop: {len(engine.products)} products, {len(engine.goals)} goals; open http://{args.host}:{args.port}/",
+          file=sys.stderr)
+    app.run(host=args.host, port=args.port, threaded=True)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
