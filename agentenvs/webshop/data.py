@@ -233,11 +233,14 @@ def clean_options(customization_options: Mapping[str, Any] | None) -> dict[str, 
     return options
 
 
-def clean_product(raw: Mapping[str, Any], annotation: Mapping[str, Any] | None = None) -> Product | None:
+def clean_product(
+    raw: Mapping[str, Any], annotation: Mapping[str, Any] | None = None, with_reviews: bool = False
+) -> Product | None:
     """One raw product record as a :class:`Product`; None for a record the original skips.
 
     ``annotation`` is the product's entry in the synthetic-goal file (attributes and
-    instruction), if any.
+    instruction), if any. Like the original, the rating shows ``N.A.`` and there are no
+    reviews unless ``with_reviews`` (the generated shop has them).
     """
     asin = str(raw.get("asin", ""))
     if not asin or asin == "nan" or len(asin) > 10:
@@ -260,8 +263,8 @@ def clean_product(raw: Mapping[str, Any], annotation: Mapping[str, Any] | None =
         attributes=attributes,
         bullet_points=[str(b) for b in bullets] if isinstance(bullets, list) else [str(bullets)],
         description=str(raw.get("full_description", "") or ""),
-        rating=str(raw.get("average_rating", "N.A.") or "N.A."),
-        reviews=list(raw.get("reviews", []) or []),
+        rating=str(raw.get("average_rating") or "N.A.") if with_reviews else "N.A.",
+        reviews=list(raw.get("reviews") or []) if with_reviews else [],
         image=str(images[0] or ""),
         instruction=annotation.get("instruction"),
         instruction_attributes=list(annotation.get("instruction_attributes") or []),
@@ -272,13 +275,14 @@ def clean_products(
     raw_products: Iterable[Mapping[str, Any]],
     annotations: Mapping[str, Any] | None = None,
     num_products: int | None = None,
+    with_reviews: bool = False,
 ) -> list[Product]:
     """Cleans the first ``num_products`` raw records, skipping bad and repeated ASINs."""
     annotations = annotations or {}
     products: list[Product] = []
     seen: set[str] = set()
     for raw in itertools.islice(raw_products, num_products):
-        product = clean_product(raw, annotations.get(str(raw.get("asin", ""))))
+        product = clean_product(raw, annotations.get(str(raw.get("asin", ""))), with_reviews)
         if product is None or product.asin in seen:
             continue
         seen.add(product.asin)

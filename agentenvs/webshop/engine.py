@@ -120,7 +120,7 @@ class WebShopEngine:
     def generated(cls, num_products: int = 1000, seed: int = 0, **kwargs) -> WebShopEngine:
         """The embedded procedural shop (synthetic goals)."""
         catalog = generate_catalog(num_products, seed)
-        products = clean_products(catalog.raw_products, catalog.annotations)
+        products = clean_products(catalog.raw_products, catalog.annotations, with_reviews=True)
         prices = product_prices(products, seed)
         return cls(products, synthetic_goals(products, prices, seed), prices, **kwargs)
 

@@ -72,6 +72,9 @@ def test_clean_product_fields_and_skips():
     assert product.bullet_points == ["Warm", "Soft"] and product.image == "http://x/1.jpg"
     assert product.attributes == ["machine wash"] and product.instruction == "i need socks"
     assert clean_product(raw(small_description="One bullet")).bullet_points == ["One bullet"]
+    assert product.rating == "N.A." and product.reviews == []  # as the original: no reviews loaded
+    reviewed = clean_product(raw(average_rating="4.5", reviews=[{"title": "ok", "score": 4, "body": "b"}]), None, True)
+    assert reviewed.rating == "4.5" and reviewed.reviews[0]["score"] == 4
     assert clean_product(raw()).attributes == ["DUMMY_ATTR"]
     assert clean_product(raw(), {"attributes": []}).attributes == []
     assert clean_product(raw(asin="nan")) is None

@@ -19,7 +19,7 @@ def test_official_layout_with_human_and_synthetic_goals(tmp_path):
                           "instruction_options": []}] for p in catalog.raw_products[:30]}
     (tmp_path / "items_human_ins.json").write_text(json.dumps(human))
     env = gym.make("WebShop-v0", dataset="official", data_path=tmp_path, split="all", cache_index=False).unwrapped
-    assert len(env.engine.products) == 80 and env.engine.products[catalog.raw_products[0]["asin"]].rating != ""
+    assert len(env.engine.products) == 80 and env.engine.products[catalog.raw_products[0]["asin"]].rating == "N.A."
     env = gym.make("WebShop-v0", dataset="official", data_path=tmp_path, split="all", goal_source="human",
                    num_products=50, cache_index=False).unwrapped
     assert len(env.goals) == 30 and all(g.instruction_text.startswith("i want a ") for g in env.goals)
