@@ -1,0 +1,64 @@
+import pytest
+import torch
+
+from agents.privileged.shift import insert_privileged_text, privileged_logprob_shift
+from agents.privileged.testing import CharScorer
+
+
+def test_insert_after_task_line():
+    prompt = "Intro\nTask: find pen.\nObs"
+    assert insert_privileged_text(prompt, "PI", task="find pen.") == "Intro\nTask: find pen.\nPI\nObs"
+    # Task not found: after the first line.
+    assert insert_privileged_text(prompt, "PI", task="other") == "Intro\nPI\nTask: find pen.\nObs"
+    assert insert_privileged_text(prompt, "PI", placement="prompt_start") == "PI\n" + prompt
+    assert insert_privileged_text(prompt, "PI", placement="prompt_end") == prompt + "\nPI"
+    assert insert_privileged_text(prompt, "", task="find pen.") == prompt
+    assert insert_privileged_text("Task: x", "PI", task="x") == "Task: x\nPI"
+
+
+def test_insert_rejects_unknown_placement():
+    with pytest.raises(ValueError, match="placement"):
+        insert_privileged_text("p", "PI", placement="middle")  # type: ignore[arg-type]
+
+
+def rule(prompt, token, position):
+    # Base log-prob -1 - 0.1 * position; PI "boost" raises token 7 by 0.5 and lowers others by 0.25
+    # when it sits on the line right after the task line.
+    base = -1.0 - 0.1 * position
+    if "Task: t\nboost" in prompt:
+        return base + (0.5 if token == 7 else -0.25)
+    return base
+
+
+def test_shift_hand_computed_and_rows_without_pi_not_scored():
+    scorer = CharScorer(rule)
+    prompts = ["Task: t\nobs", "Task: t\nobs", "Task: t\nobs"]
+    ids = torch.tensor([[7, 3, 7], [3, 3, 0], [7, 7, 7]])
+    mask = torch.tensor([[1, 1, 1], [1, 1, 0], [1, 1, 1]])
+    shift = privileged_logprob_shift(scorer, prompts, ids, mask, ["boost", "boost", None], tasks=["t"] * 3)
+    assert torch.allclose(shift, torch.tensor([[0.5, -0.25, 0.5], [-0.25, -0.25, 0.0], [0.0, 0.0, 0.0]]))
+    assert scorer.rows_scored == 4  # two rows, with and without PI
+    base = scorer(prompts, ids, None, response_mask=mask)
+    scorer.rows_scored = 0
+    reused = privileged_logprob_shift(scorer, prompts, ids, mask, ["boost", "boost", None], tasks=["t"] * 3,
+                                      base_logprobs=base)
+    assert torch.allclose(reused, shift)
+    assert scorer.rows_scored == 2  # only the with-PI pass
+
+
+def test_shift_placement_matters():
+    scorer = CharScorer(rule)
+    ids, mask = torch.tensor([[7]]), torch.tensor([[1]])
+    at_start = privileged_logprob_shift(scorer, ["Task: t\nobs"], ids, mask, ["boost"], placement="prompt_start")
+    assert at_start.item() == 0.0
+
+
+def test_shift_no_pi_costs_nothing_and_checks_sizes():
+    scorer = CharScorer(rule)
+    ids, mask = torch.tensor([[7, 1]]), torch.tensor([[1, 1]])
+    assert privileged_logprob_shift(scorer, ["p"], ids, mask, [None]).abs().sum() == 0
+    assert scorer.calls == 0
+    with pytest.raises(ValueError, match="privileged"):
+        privileged_logprob_shift(scorer, ["p"], ids, mask, [None, None])
+    with pytest.raises(ValueError, match="base_logprobs"):
+        privileged_logprob_shift(scorer, ["p"], ids, mask, ["x"], base_logprobs=torch.zeros(2, 2))
