@@ -2,7 +2,8 @@
 
 Prints ratios against baselines measured in the same process:
 - env: in-process steps/s of the scripted oracle through ``gym.make("WebShop-v0")`` at 1k
-  products, against the goal of 1,000 steps/s, and the oracle's success rate;
+  products, against the goal of 1,000 steps/s, and the oracle's success rate (and, for
+  contrast, a shopper that buys the first search result);
 - search: p50/p95 latency of one product search (top 50) at 1k and 100k generated products
   (goal instructions as queries, the search cache bypassed);
 - BM25: our search vs ``rank_bm25.BM25Okapi`` on the same documents and tokens (1k and 10k
@@ -49,6 +50,29 @@ def env_throughput(episodes: int) -> None:
           f"on {len(task_ids)} goals")
 
 
+def first_result_baseline(episodes: int) -> None:
+    """How much ranking matters: buy the top result (with the goal's options) instead of the goal product."""
+    env = gym.make("WebShop-v0", split="all", cache_index=False)
+    webshop = env.unwrapped
+    task_ids = webshop.task_ids[:episodes]
+    rewards, wins = [], 0
+    for task_id in task_ids:
+        env.reset(options={"task_id": task_id})
+        goal = webshop.goal
+        env.step(f"search[{goal.instruction_text}]")
+        first = webshop.page.products[0]
+        env.step(f"click[{first.asin}]")
+        wanted = goal.goal_options.values() if isinstance(goal.goal_options, dict) else goal.goal_options
+        for value in wanted:
+            if any(value in values for values in first.options.values()):
+                env.step(f"click[{value}]")
+        *_, info = env.step("click[Buy Now]")
+        rewards.append(info["score"])
+        wins += info["won"]
+    print(f"[baseline] buy the first search result with the goal's options: success {wins / len(task_ids):.4f}, "
+          f"mean reward {np.mean(rewards):.4f} on {len(task_ids)} goals")
+
+
 def search_latency(num_products: int, queries: int = 300) -> WebShopEngine:
     start = time.perf_counter()
     engine = WebShopEngine.generated(num_products, seed=0, cache_index=False)
@@ -93,6 +117,7 @@ def main() -> None:
     parser.add_argument("--episodes", type=int, default=1000, help="oracle episodes for steps/s")
     args = parser.parse_args()
     env_throughput(args.episodes)
+    first_result_baseline(args.episodes)
     small = search_latency(1000)
     compare_with_rank_bm25(small)
     compare_with_rank_bm25(WebShopEngine.generated(10_000, seed=0, cache_index=False))

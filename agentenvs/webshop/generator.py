@@ -8,8 +8,10 @@ instruction_attributes``); the same cleaning and goal construction as for the re
 then turn them into products and goals (:mod:`agentenvs.webshop.data`).
 
 Search matters: each category holds ten product types, so about twenty products at 1k
-share a type, query and category path; they differ by brand, attributes (drawn from a
-shared pool, so near-duplicates differ in one or two), option values and price, and
+share a type, query and category path; products come in families of up to four
+near-duplicates (same type and title pattern, often the same brand and options: resellers'
+copies with the same attributes at prices often past the goal's bound, and sibling models
+with one attribute swapped), and
 about 60% carry a goal instruction naming one to three of their attributes.
 
 Example:
@@ -148,7 +150,7 @@ _CATEGORIES: dict[str, dict[str, Any]] = {
         ],
         "options": {
             "color": ["black", "white", "blue", "rose gold", "silver", "dark green", "purple"],
-            "size": ["3 ft", "6 ft", "10 ft", "13 inch", "15.6 inch", "2 pack", "standard"],
+            "size": ["3 ft", "6 ft", "10 ft", "13 inch", "15.6 inch", "2 pack", "regular"],
         },
         "price": (6.0, 120.0),
     },
@@ -195,22 +197,57 @@ def _options(rng: random.Random, kinds: dict[str, list[str]]) -> dict[str, list[
     return options
 
 
-def _pricing(rng: random.Random, low: float, high: float) -> str:
-    price = round(rng.uniform(low, high), 2)
+def _pricing(rng: random.Random, price: float) -> str:
+    price = round(price, 2)
     if rng.random() < 0.2:
         return f"${price:.2f} - ${round(price * rng.uniform(1.05, 1.4), 2):.2f}"
     return f"${price:.2f}"
 
 
-def _product(
-    rng: random.Random, asin: str, category: str, spec: dict[str, Any]
-) -> tuple[dict[str, Any], dict[str, Any]]:
+@dataclass(frozen=True)
+class _Design:
+    """What a family of near-duplicate products shares."""
+
+    noun: str
+    query: str
+    sub_path: str
+    brand: str
+    audience: str
+    attributes: tuple[str, ...]
+    shown: int
+    price: float
+    options: dict[str, list[dict[str, Any]]] | None
+
+
+def _design(rng: random.Random, spec: dict[str, Any]) -> _Design:
     noun, query, sub_path = rng.choice(spec["types"])
-    attributes = rng.sample(spec["attributes"], rng.randint(3, 5))
-    brand = _brand(rng)
-    shown = attributes[: rng.randint(1, 2)]
     audience = rng.choice(("", "", " for Women", " for Men", " for Kids", " for Home", " for Travel"))
-    title = f"{brand} {noun}{audience}, " + ", ".join(a.title() for a in shown)
+    attributes = tuple(rng.sample(spec["attributes"], rng.randint(3, 5)))
+    return _Design(noun, query, sub_path, _brand(rng), audience, attributes, rng.randint(1, 2),
+                   rng.uniform(*spec["price"]), _options(rng, spec["options"]))
+
+
+def _variant(rng: random.Random, design: _Design, spec: dict[str, Any]) -> _Design:
+    """A near-duplicate: a reseller's copy (same attributes, higher price: often over the goal's
+    bound) or a sibling model (one attribute swapped, another price); mostly the same options."""
+    attributes = list(design.attributes)
+    if rng.random() < 0.5:
+        price = design.price * rng.uniform(1.6, 3.0)
+    else:
+        attributes[rng.randrange(len(attributes))] = rng.choice([a for a in spec["attributes"] if a not in attributes])
+        price = design.price * rng.uniform(0.7, 1.6)
+    brand = design.brand if rng.random() < 0.5 else _brand(rng)
+    options = design.options if rng.random() < 0.7 else _options(rng, spec["options"])
+    return _Design(design.noun, design.query, design.sub_path, brand, design.audience, tuple(attributes), design.shown,
+                   price, options)
+
+
+def _product(
+    rng: random.Random, asin: str, category: str, spec: dict[str, Any], design: _Design
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    noun, query, brand, attributes = design.noun, design.query, design.brand, list(design.attributes)
+    shown = attributes[: design.shown]
+    title = f"{brand} {noun}{design.audience}, " + ", ".join(a.title() for a in shown)
     extras = attributes[len(shown):]
     bullets = [f"{a.upper()}: this {noun.lower()} is {a}, made by {brand} for everyday use." for a in extras]
     bullets.append(f"WHAT YOU GET: one {noun.lower()} from {brand}, backed by a 30-day guarantee.")
@@ -224,11 +261,11 @@ def _product(
         "name": title,
         "category": category,
         "query": query,
-        "product_category": f"{spec['path']} › {sub_path}",
+        "product_category": f"{spec['path']} › {design.sub_path}",
         "full_description": description,
         "small_description": bullets,
-        "pricing": _pricing(rng, *spec["price"]),
-        "customization_options": _options(rng, spec["options"]),
+        "pricing": _pricing(rng, design.price),
+        "customization_options": design.options,
         "images": [f"/static/images/{category}.svg"],
         "average_rating": f"{rng.uniform(3.0, 5.0):.1f}",
         "reviews": [
@@ -240,13 +277,14 @@ def _product(
     if rng.random() < 0.6:
         named = rng.sample(attributes, rng.randint(1, min(3, len(attributes))))
         opening = rng.choice(_OPENINGS)
-        annotation["instruction"] = f"{opening} {query} that is {', '.join(named[:-1]) + ' and ' if len(named) > 1 else ''}{named[-1]}"
+        listed = ", ".join(named[:-1]) + " and " if len(named) > 1 else ""
+        annotation["instruction"] = f"{opening} {query} that is {listed}{named[-1]}"
         annotation["instruction_attributes"] = named
     return raw, annotation
 
 
 def generate_catalog(num_products: int = 1000, seed: int = 0) -> GeneratedCatalog:
-    """``num_products`` products (spread evenly over five categories) and their annotations.
+    """``num_products`` products (families of near-duplicates over five categories) and their annotations.
 
     Raises:
         ValueError: if ``num_products`` < 1.
@@ -256,12 +294,21 @@ def generate_catalog(num_products: int = 1000, seed: int = 0) -> GeneratedCatalo
     rng = random.Random(seed)
     categories = list(_CATEGORIES)
     taken: set[str] = set()
-    raw_products, annotations = [], {}
-    for index in range(num_products):
-        category = categories[index % len(categories)]
-        asin = _asin(rng, taken)
-        raw, annotation = _product(rng, asin, category, _CATEGORIES[category])
-        raw_products.append(raw)
-        annotations[asin] = annotation
+    raw_products: list[dict[str, Any]] = []
+    annotations: dict[str, dict[str, Any]] = {}
+    family = 0
+    while len(raw_products) < num_products:
+        category = categories[family % len(categories)]
+        spec = _CATEGORIES[category]
+        design = _design(rng, spec)
+        variants = rng.choices((0, 1, 2, 3), weights=(3, 3, 2.5, 1.5))[0]
+        for member in range(1 + variants):
+            if len(raw_products) == num_products:
+                break
+            asin = _asin(rng, taken)
+            raw, annotation = _product(rng, asin, category, spec, design if member == 0 else _variant(rng, design, spec))
+            raw_products.append(raw)
+            annotations[asin] = annotation
+        family += 1
     rng.shuffle(raw_products)
     return GeneratedCatalog(raw_products, annotations)

@@ -9,6 +9,7 @@ import pytest
 from agentenvs.webshop.data import clean_products, product_prices, synthetic_goals
 from agentenvs.webshop.engine import WebShopEngine
 from agentenvs.webshop.generator import generate_catalog
+from agentenvs.webshop.reward import get_option_reward
 from agentenvs.webshop.search import ProductSearch
 
 RAW_KEYS = {"asin", "name", "category", "query", "product_category", "full_description", "small_description",
@@ -32,7 +33,15 @@ def test_default_shop_has_enough_goals_and_near_duplicates():
     engine = WebShopEngine.generated(1000, seed=0, cache_index=False)
     assert len(engine.products) == 1000 and len(engine.goals) >= 1500
     per_query = Counter(p.query for p in engine.products.values())
-    assert len(per_query) == 50 and min(per_query.values()) >= 10  # many products of each type
+    assert len(per_query) == 50 and min(per_query.values()) >= 5 and len(engine.products) / 50 == 20
+    by_query: dict[str, list] = {}
+    for p in engine.products.values():
+        by_query.setdefault(p.query, []).append(p)
+    near_duplicates = sum(
+        any(q is not p and len(set(p.attributes) & set(q.attributes)) >= len(p.attributes) - 1 for q in by_query[p.query])
+        for p in engine.products.values()
+    )
+    assert near_duplicates / len(engine.products) > 0.5  # families: same type, all attributes but one
     assert any(p.pricing[1:] for p in engine.products.values())  # some price ranges
     goals_with_bound = [g for g in engine.goals if g.price_upper < 1_000_000]
     assert len(goals_with_bound) / len(engine.goals) > 0.9
@@ -41,6 +50,16 @@ def test_default_shop_has_enough_goals_and_near_duplicates():
     goal = engine.goals[0]
     same_type = [p for p in engine.products.values() if p.query == goal.query and p.asin != goal.asin]
     assert any(not set(goal.attributes) <= set(p.attributes) for p in same_type)
+
+
+def test_every_goal_option_can_be_matched():
+    """The original colour rule reduces an option to a colour it contains ("standard" -> "tan"),
+    which makes such a goal unwinnable; the generator offers no such values."""
+    engine = WebShopEngine.generated(1000, seed=0, cache_index=False)
+    values = {(name, value) for p in engine.products.values() for name, vs in p.options.items() for value in vs}
+    unmatchable = [(n, v) for n, v in values if get_option_reward([v], {n: v}) != (1.0, 1)]
+    assert unmatchable == []
+    assert get_option_reward(["standard"], {"size": "standard"}) == (0.0, 0)  # the quirk itself
 
 
 @pytest.mark.slow
