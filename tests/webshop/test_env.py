@@ -115,3 +115,21 @@ def test_oracle_success_rate_on_generated_goals():
     rate = wins / len(env.task_ids)
     print(f"oracle success rate: {rate:.4f} on {len(env.task_ids)} goals")
     assert rate >= 0.95
+
+
+def test_literal_default_make_passes_check_env():
+    check_env(gym.make("WebShop-v0").unwrapped)
+
+
+def test_group_vector_env_shares_one_engine():
+    from agentenvs import make_group_vec
+
+    vec = make_group_vec("WebShop-v0", num_groups=2, group_size=3, seed=0, num_products=200, split="all",
+                         cache_index=False)
+    observations, infos = vec.reset(options={"task_ids": ["0", "5"]})
+    assert infos["task_id"].tolist() == ["0", "0", "0", "5", "5", "5"]
+    assert observations[0] == observations[2] and observations[0] != observations[3]
+    assert len({id(engine) for engine in vec.env.get_attr("engine")}) == 1
+    observations, rewards, terminated, truncated, infos = vec.step(["search[shoes]"] * 6)
+    assert all(o.startswith("Instruction:") for o in observations)
+    vec.close()
