@@ -25,6 +25,7 @@ __version__ = "0.1.0"
 
 register_env("SearchQA-v0", "agentenvs.searchqa.env:SearchQAEnv")
 register_env("WebShop-v0", "agentenvs.webshop.env:WebShopEnv")
+register_env("ALFWorld-v0", "agentenvs.alfworld.env:ALFWorldEnv")
 
 __all__ = [
     "ActionSpan",

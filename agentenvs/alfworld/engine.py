@@ -1,0 +1,287 @@
+"""The TextWorld PDDL engine that plays ALFWorld games, loaded once and reused.
+
+The official ``AlfredTWEnv`` registers a new gym env per batch of games and rebuilds
+the engine — parsing the grammar and translating the PDDL problem to SAS four times —
+on every reset. :class:`AlfredEngine` keeps one ``PddlEnv`` (with ALFWorld's
+``AlfredDemangler`` and ``AlfredInfos`` wrappers, exactly as the official env stacks
+them) for its whole life and memoizes the deterministic, pure parts of loading a game:
+
+* the parsed grammar rules (all ALFWorld games share them except the one holding the
+  task sentence), keyed by rule text;
+* the SAS translation of each PDDL problem (bounded LRU), so replaying a game — a GRPO
+  group, a second epoch — costs no translation at all;
+* the planner's optimized translation, made only when a plan is asked for.
+
+The game dynamics, text and admissible commands are TextWorld's own, unchanged.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import threading
+from collections import Counter, OrderedDict, defaultdict
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+import fast_downward
+import textworld
+from alfworld.agents.environment.alfred_tw_env import AlfredDemangler, AlfredInfos
+from textworld.core import GameState
+from textworld.envs.pddl import PddlEnv, textgen
+from textworld.envs.pddl import logic as pddl_logic
+from textworld.envs.wrappers import Filter
+
+
+@lru_cache(maxsize=4096)
+def _parse_rule(rhs: str) -> list[Any]:
+    # Parsed rule bodies are shared between games; TextWorld deep-copies a body before
+    # it expands it, so sharing never leaks state between games.
+    return textgen._parse_and_convert(rhs, rule_name="symbols")
+
+
+def _parse_grammar(grammar_json: str) -> textgen.ContextSensitiveGrammar:
+    grammar = textgen.ContextSensitiveGrammar()
+    for name, rules in json.loads(grammar_json).items():
+        for rule in rules:
+            grammar.add_rule(
+                textgen.ProductionRule(
+                    lhs=name,
+                    rhs=_parse_rule(rule["rhs"]),
+                    weight=rule.get("weight", 1),
+                    condition=rule.get("condition", ""),
+                )
+            )
+    return grammar
+
+
+class _MemoizedConverter(pddl_logic._ModelConverter):
+    """TextWorld's converter of a parsed ``.twl2`` document, with memoized grammar rules."""
+
+    def walk_PddlDocumentNode(self, node: Any) -> tuple[dict[str, Any], textgen.ContextSensitiveGrammar]:
+        actions: dict[str, Any] = {}
+        grammar: dict[str, Any] = {}
+        for part in node.parts:
+            if isinstance(part, textworld.envs.pddl.logic.model.ActionTypeNode):
+                action = self.walk(part)
+                actions[action.name.lower()] = action
+                lines = (line for line in action.grammar.split("\n") if not line.lstrip().startswith("#"))
+                grammar.update(json.loads("\n".join(lines)))
+            elif isinstance(part, textworld.envs.pddl.logic.model.ActionGrammarNode):
+                grammar.update(json.loads(self._unescape_block(part.code)))
+        return actions, _parse_grammar(json.dumps(grammar))
+
+
+class _GameLogic(pddl_logic.GameLogic):
+    """``GameLogic`` built through :class:`_MemoizedConverter` (same result, less parsing)."""
+
+    def __init__(self, domain: str, grammar: str) -> None:
+        self.domain = domain
+        self.grammar = textgen.ContextSensitiveGrammar()
+        self.actions = {}
+        self.types = textworld.logic.TypeHierarchy()
+        actions, rules = _MemoizedConverter().walk(pddl_logic._PARSER.parse(grammar, rule_name="pddlStart"))
+        self.actions.update(actions)
+        self.grammar.update(rules)
+
+
+_TRANSLATOR_LOCK = threading.Lock()
+
+
+def _translate(domain: str, problem: str, *, optimize: bool) -> tuple[Any, str]:
+    # fast_downward's translator overwrites sys.argv (it reads its options from there).
+    argv = sys.argv
+    try:
+        return fast_downward.pddl2sas(domain, problem, optimize=optimize)
+    finally:
+        sys.argv = argv
+
+
+@dataclass(frozen=True)
+class Translation:
+    """The SAS translation of one PDDL problem (read-only once made)."""
+
+    task: Any
+    sas: str
+
+
+class _TranslationCache:
+    """A bounded LRU of :class:`Translation` keyed by (domain, problem, optimize).
+
+    Thread-safe: the translator keeps its options in module globals, so one
+    translation runs at a time (a prefetch thread and the env share the cache).
+    """
+
+    def __init__(self, capacity: int) -> None:
+        self.capacity = capacity
+        self._items: OrderedDict[tuple[str, str, bool], Translation] = OrderedDict()
+
+    def get(self, domain: str, problem: str, *, optimize: bool = False) -> Translation:
+        with _TRANSLATOR_LOCK:
+            return self._get(domain, problem, optimize)
+
+    def _get(self, domain: str, problem: str, optimize: bool) -> Translation:
+        key = (domain, problem, optimize)
+        hit = self._items.get(key)
+        if hit is not None:
+            self._items.move_to_end(key)
+            return hit
+        translation = Translation(*_translate(domain, problem, optimize=optimize))
+        if self.capacity > 0:
+            self._items[key] = translation
+            while len(self._items) > self.capacity:
+                self._items.popitem(last=False)
+        return translation
+
+
+class _PddlState(pddl_logic.PddlState):
+    """TextWorld's ``PddlState`` built from a cached translation; plans on demand."""
+
+    def __init__(self, downward_lib: Any, pddl_problem: str, logic: Any, translations: _TranslationCache) -> None:
+        translation = translations.get(logic.domain, pddl_problem)
+        self._translations = translations
+        self._replan_loaded = False
+        self._facts = defaultdict(set)
+        self._vars_by_name = {}
+        self._vars_by_type = defaultdict(set)
+        self._var_counts = Counter()
+        self._logic = logic
+        self.downward_lib = downward_lib
+        self.pddl_problem = pddl_problem
+        self.task, self.sas = translation.task, translation.sas
+        self._actions = {a.name: a for a in self.task.actions}
+        for type_ in self.task.types:
+            try:
+                self._logic.types.add(textworld.logic.Type(type_.name, type_.supertype_names))
+            except ValueError:
+                pass  # already known
+        self.downward_lib.load_sas(self.sas.encode("utf-8"))
+        self.name2type = {o.name: o.type_name for o in self.task.objects}
+        self.add_facts(self._initial_facts())
+
+    def _initial_facts(self) -> list[Any]:
+        facts = []
+        for atom in self.task.init:
+            if isinstance(atom, fast_downward.translate.pddl.conditions.Atom):
+                if atom.predicate != "=":
+                    facts.append(self._proposition(atom.predicate, atom.args))
+            elif isinstance(atom, fast_downward.translate.pddl.f_expression.Assign):
+                name = f"{atom.expression.value}"
+                if atom.fluent.symbol != "total-cost" and not name.isdigit():  # drop distances
+                    facts.append(self._proposition(name, atom.fluent.args))
+        size = self.downward_lib.get_state_size()
+        atoms = (pddl_logic.Atom * size)()
+        self.downward_lib.get_state(atoms)
+        facts += [fact for fact in (atom.get_fact(self.name2type) for atom in atoms) if not fact.is_negation]
+        return facts
+
+    def _proposition(self, name: str, args: Any) -> Any:
+        return textworld.logic.Proposition(name, [textworld.logic.Variable(a, self.name2type[a]) for a in args])
+
+    def replan(self, infos: Any) -> list[str]:
+        if not self._replan_loaded:
+            optimized = self._translations.get(self._logic.domain, self.pddl_problem, optimize=True)
+            self.downward_lib.load_sas_replan(optimized.sas.encode("utf-8"))
+            self._replan_loaded = True
+        return super().replan(infos)
+
+
+class _CachedPddlEnv(PddlEnv):
+    """TextWorld's ``PddlEnv`` whose load and reset reuse parsed logic and translations."""
+
+    def __init__(self, infos: textworld.EnvInfos, translations: _TranslationCache) -> None:
+        super().__init__(infos)
+        self._translations = translations
+        self._logic_key: tuple[str, str] | None = None
+
+    def load(self, filename: str) -> None:
+        with open(filename) as f:
+            data = json.load(f)
+        self._game_file = filename
+        self._game_data = data
+        self.walkthrough = data.get("walkthrough")
+        key = (data["pddl_domain"], data["grammar"])
+        if key != self._logic_key:
+            self._logic = _GameLogic(domain=data["pddl_domain"], grammar=data["grammar"])
+            self._logic_key = key
+        self._pddl_state = self._new_state()
+        self._entity_infos = self._get_entity_infos()
+        self._fresh = True
+
+    def _new_state(self) -> _PddlState:
+        return _PddlState(self.downward_lib, self._game_data["pddl_problem"], self._logic, self._translations)
+
+    def reset(self) -> GameState:
+        # A state just built by load() is the initial state: reuse it rather than rebuild.
+        if not self._fresh:
+            self._pddl_state = self._new_state()
+        self._fresh = False
+        self.prev_state = None
+        self.state = GameState()
+        self._last_action = None
+        self._moves = 0
+        context = {
+            "state": self._pddl_state,
+            "facts": list(self._pddl_state.facts),
+            "variables": {},
+            "mapping": {},
+            "entity_infos": self._entity_infos,
+        }
+        self.state.feedback = self._logic.grammar.derive("#intro#", context)
+        self.state.raw = self.state.feedback
+        self._gather_infos()
+        if "walkthrough" in self.request_infos.extras:
+            self.state["extra.walkthrough"] = self.walkthrough or self._pddl_state.replan(self._entity_infos)
+        return self.state
+
+    def step(self, command: str) -> tuple[GameState, float, bool]:
+        self._fresh = False
+        return super().step(command)
+
+
+class AlfredEngine:
+    """One ALFWorld game engine, reused for every game it loads.
+
+    Args:
+        translation_cache_size: Games whose SAS translation is kept (0 disables).
+
+    >>> engine = AlfredEngine()  # doctest: +SKIP
+    >>> observation, infos = engine.start("path/to/game.tw-pddl")  # doctest: +SKIP
+    >>> observation, score, done, infos = engine.step("look")  # doctest: +SKIP
+    """
+
+    def __init__(self, translation_cache_size: int = 32) -> None:
+        self.request_infos = textworld.EnvInfos(won=True, admissible_commands=True, extras=["gamefile"])
+        self._translations = _TranslationCache(translation_cache_size)
+        self._pddl = _CachedPddlEnv(self.request_infos, self._translations)
+        self._env = Filter(AlfredInfos(AlfredDemangler(self._pddl, shuffle=False)))
+        self.game_file: str | None = None
+
+    def start(self, game_file: str | Path) -> tuple[str, dict[str, Any]]:
+        """Loads (unless already loaded) and resets ``game_file``; returns TextWorld's (obs, infos)."""
+        game_file = str(game_file)
+        if game_file != self.game_file:
+            self._env.load(game_file)
+            self.game_file = game_file
+        return self._env.reset()
+
+    def step(self, command: str) -> tuple[str, float, bool, dict[str, Any]]:
+        """Executes ``command``; returns TextWorld's (obs, score, done, infos)."""
+        return self._env.step(command)
+
+    @property
+    def walkthrough(self) -> list[str] | None:
+        """The walkthrough stored in the loaded game file, if any."""
+        return self._pddl.walkthrough
+
+    def plan(self) -> list[str]:
+        """The planner's commands from the current state to the goal ([] if none)."""
+        return self._pddl._pddl_state.replan(self._pddl._entity_infos)
+
+    def prepare(self, game_file: str | Path) -> None:
+        """Translates ``game_file``'s problem ahead of time (fills the cache only)."""
+        with open(game_file) as f:
+            data = json.load(f)
+        self._translations.get(data["pddl_domain"], data["pddl_problem"])

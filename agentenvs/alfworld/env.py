@@ -1,0 +1,228 @@
+"""ALFWorld-v0: ALFWorld's household text games on the real TextWorld engine.
+
+The agent reads the room and the task ("Your task is to: put a clean mug in
+coffeemachine.") and types commands ("go to countertop 1", "take mug 1 from countertop
+1", ...). Observations, admissible commands and ``won`` are exactly those of the
+official ``alfworld`` TextWorld env (``AlfredDemangler`` + ``AlfredInfos`` wrappers);
+winning ends the episode with reward ``reward_on_win`` (1.0; verl-agent uses 10).
+
+Games come from ``data_path`` (or ``$ALFWORLD_DATA``) in the official
+``json_2.1.1/<split>/...`` layout, or — when neither is given — from the embedded
+generator (:mod:`agentenvs.alfworld.generator`), so the env runs anywhere.
+
+``info`` adds ``game_file``, ``task_type`` and ``expert_action`` (the walkthrough's
+next command while the agent follows it; with ``expert_plan=True`` the planner's next
+command once it strays; None when unknown) to the contract.
+
+Example:
+    >>> import gymnasium as gym, agentenvs
+    >>> env = gym.make("ALFWorld-v0", num_generated_games=4)  # doctest: +SKIP
+    >>> observation, info = env.reset(seed=0)  # doctest: +SKIP
+    >>> "Your task is to:" in observation  # doctest: +SKIP
+    True
+    >>> observation, reward, terminated, truncated, info = env.step(info["expert_action"])  # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+import copy
+import os
+from collections.abc import Iterable, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+
+from agentenvs.alfworld.data import (
+    GameRecord,
+    find_games,
+    normalize_task_types,
+    read_task_sentence,
+    split_folder,
+)
+from agentenvs.core.env import Outcome, TextEnv
+
+DATA_ENV_VAR = "ALFWORLD_DATA"
+
+
+class ALFWorldEnv(TextEnv):
+    """ALFWorld's TextWorld games as a :class:`~agentenvs.core.env.TextEnv` (see module docstring).
+
+    Args:
+        split: ``"train"``, ``"eval_in_distribution"`` (valid_seen) or
+            ``"eval_out_of_distribution"`` (valid_unseen).
+        data_path: An ``$ALFWORLD_DATA`` root, a ``json_2.1.1`` folder or a folder of
+            games. Default: ``$ALFWORLD_DATA``; without either, generated games.
+        task_types: Names or ALFWorld's ids 1-6 of the task types to play (default all).
+        source: ``"data"``, ``"generated"`` or None (data when a path is known).
+        num_generated_games: Size of the generated game pool.
+        generator_seed: Seed of the generated pool (same seed, same games).
+        cache_dir: Where generated games are written (default ``~/.cache/agentenvs``).
+        reward_on_win: Reward of the step that wins.
+        max_turns: Steps before truncation (ALFWorld's evaluations use 50).
+        action_format: How raw model output becomes a command (default ``"raw"``).
+        expert_plan: Ask the planner for ``expert_action`` once off the walkthrough.
+        prefetch: Translate the next seeded game in a background thread.
+        translation_cache_size: Games whose translation the engine keeps.
+        render_mode: None or ``"ansi"``.
+    """
+
+    def __init__(
+        self,
+        *,
+        split: str = "train",
+        data_path: str | os.PathLike[str] | None = None,
+        task_types: Iterable[str | int] | None = None,
+        source: str | None = None,
+        num_generated_games: int = 256,
+        generator_seed: int = 0,
+        cache_dir: str | os.PathLike[str] | None = None,
+        reward_on_win: float = 1.0,
+        max_turns: int = 50,
+        action_format: str = "raw",
+        expert_plan: bool = False,
+        prefetch: bool = True,
+        translation_cache_size: int = 32,
+        render_mode: str | None = None,
+    ) -> None:
+        super().__init__(max_turns=max_turns, action_format=action_format, render_mode=render_mode)
+        split_folder(split)  # validates the split name
+        self.split = split
+        self.task_types = normalize_task_types(task_types)
+        if data_path is None and source != "generated":
+            # ``import alfworld`` creates and exports $ALFWORLD_DATA (~/.cache/alfworld) even
+            # when nothing was downloaded: only a folder holding json_2.1.1 counts as data.
+            from_env = os.environ.get(DATA_ENV_VAR)
+            if from_env and (
+                source == "data" or (Path(os.path.expandvars(from_env)).expanduser() / "json_2.1.1").is_dir()
+            ):
+                data_path = from_env
+        if source is None:
+            source = "data" if data_path is not None else "generated"
+        if source not in ("data", "generated"):
+            raise ValueError(f"source must be 'data', 'generated' or None, got {source!r}")
+        if source == "data" and data_path is None:
+            raise ValueError(f"source='data' needs data_path or ${DATA_ENV_VAR}")
+        if num_generated_games < 1:
+            raise ValueError(f"num_generated_games must be >= 1, got {num_generated_games}")
+        if translation_cache_size < 0:
+            raise ValueError(f"translation_cache_size must be >= 0, got {translation_cache_size}")
+        self.source = source
+        self.reward_on_win = float(reward_on_win)
+        self.expert_plan = bool(expert_plan)
+        if source == "data":
+            self._games: dict[str, GameRecord] = {g.task_id: g for g in find_games(data_path, split, self.task_types)}
+            self._generated = None
+        else:
+            from agentenvs.alfworld.generator import GeneratedGames
+
+            self._generated = GeneratedGames(
+                seed=generator_seed, count=num_generated_games, task_types=self.task_types, cache_dir=cache_dir
+            )
+            self._games = {g.task_id: g for g in self._generated.records}
+        self._task_ids = tuple(self._games)
+        self._translation_cache_size = translation_cache_size
+        self._engine = None  # built on first reset, so constructing and pickling stay cheap
+        self._prefetch = bool(prefetch)
+        self._prefetcher: ThreadPoolExecutor | None = None
+        self._prefetched: Future[None] | None = None
+        self._task_sentences: dict[str, str] = {}
+        self._admissible: list[str] = []
+        self._walkthrough: list[str] = []
+        self._on_walkthrough = True
+
+    # -- TextEnv -----------------------------------------------------------------------
+    @property
+    def task_ids(self) -> Sequence[str]:
+        """Trial folders relative to the split folder (or ``generated/...`` ids), sorted."""
+        return self._task_ids
+
+    def _has_task(self, task_id: str) -> bool:
+        return task_id in self._games
+
+    def _task_text(self, task_id: str) -> str:
+        if task_id not in self._task_sentences:
+            self._task_sentences[task_id] = read_task_sentence(self._game_file(task_id))
+        return self._task_sentences[task_id]
+
+    def _begin(self, task_id: str) -> tuple[str, dict[str, Any]]:
+        engine = self._get_engine()
+        game_file = self._game_file(task_id)
+        observation, infos = engine.start(game_file)
+        self._admissible = list(infos["admissible_commands"])
+        self._walkthrough = list(engine.walkthrough or [])
+        self._on_walkthrough = True
+        self._prefetch_next()
+        return observation, self._extra(task_id, step=0)
+
+    def _act(self, action: str) -> Outcome:
+        engine = self._get_engine()
+        valid = action.strip() in self._admissible
+        step = self._turn - 1
+        if self._on_walkthrough and (step >= len(self._walkthrough) or action.strip() != self._walkthrough[step]):
+            self._on_walkthrough = False
+        observation, _, done, infos = engine.step(action)
+        self._admissible = list(infos["admissible_commands"])
+        won = bool(infos["won"])
+        extra = self._extra(self._task_id, step=self._turn, done=won)
+        if not valid:
+            extra["error"] = f"{action.strip()!r} is not an admissible command"
+        return Outcome(
+            observation=observation,
+            reward=self.reward_on_win if won else 0.0,
+            terminated=bool(done or won),
+            won=won,
+            action_valid=valid,
+            info=extra,
+        )
+
+    def _admissible_actions(self) -> list[str] | None:
+        return list(self._admissible)
+
+    def close(self) -> None:
+        """Stops the prefetch thread."""
+        if self._prefetcher is not None:
+            self._prefetcher.shutdown(wait=True, cancel_futures=True)
+            self._prefetcher = None
+        super().close()
+
+    # -- helpers ----------------------------------------------------------------------
+    def _get_engine(self):
+        if self._engine is None:
+            from agentenvs.alfworld.engine import AlfredEngine
+
+            self._engine = AlfredEngine(translation_cache_size=self._translation_cache_size)
+        return self._engine
+
+    def _game_file(self, task_id: str) -> Path:
+        if self._generated is not None:
+            return self._generated.game_file(task_id)
+        return self._games[task_id].path
+
+    def _extra(self, task_id: str, *, step: int, done: bool = False) -> dict[str, Any]:
+        return {
+            "game_file": str(self._game_file(task_id)),
+            "task_type": self._games[task_id].task_type,
+            "expert_action": None if done else self._expert_action(step),
+        }
+
+    def _expert_action(self, step: int) -> str | None:
+        if self._on_walkthrough and step < len(self._walkthrough):
+            return self._walkthrough[step]
+        if self.expert_plan:
+            plan = self._get_engine().plan()
+            return plan[0] if plan else None
+        return None
+
+    def _prefetch_next(self) -> None:
+        """Translates the game the next seeded reset will draw, while the agent plays."""
+        if not self._prefetch or len(self._task_ids) < 2:
+            return
+        rng = copy.deepcopy(self.np_random)
+        next_id = self._task_ids[int(rng.integers(len(self._task_ids)))]
+        if self._generated is not None and not self._generated.is_ready(next_id):
+            return  # generating is heavier than translating: leave it to reset
+        if self._prefetched is not None and not self._prefetched.done():
+            return
+        if self._prefetcher is None:
+            self._prefetcher = ThreadPoolExecutor(max_workers=1, thread_name_prefix="alfworld-prefetch")
+        self._prefetched = self._prefetcher.submit(self._get_engine().prepare, self._game_file(next_id))
