@@ -271,6 +271,7 @@ class ShopSession:
     def _show_results(self, page_number: int) -> None:
         self.page_number, self.asin, self.options = page_number, None, {}
         self.page = self.engine.results_page(self.goal.instruction_text, self.keywords, page_number, self.session_id)
+        self.page.visited = frozenset(self.visited)
 
     def _show_item(self, sub_page: str = "") -> None:
         assert self.asin is not None
