@@ -19,3 +19,9 @@ if [ ! -x /usr/bin/chromium ] && command -v apt-get >/dev/null 2>&1 && [ "$(id -
   { apt-get update -qq && apt-get install -y -qq chromium chromium-driver; } >/dev/null \
     || echo "setup.sh: could not install chromium; the WebShop browser test will skip" >&2
 fi
+# ALFWorld-v0: alfworld + textworld without their unused heavy deps (jericho declares spacy;
+# alfworld[full] declares torch/ai2thor). fast-downward-textworld compiles its C++ planner
+# (cmake, g++) and its build calls plain `python`, so the venv's python must come first on PATH.
+$PIP install -q --no-deps "alfworld==0.4.2" "textworld==1.7.0" "jericho==3.3.1" "tatsu==5.8.3" \
+  "hashids==1.3.1" "mementos==1.3.1" "more_itertools==11.2.1" "termcolor==3.3.0" "prompt_toolkit==3.0.53" "wcwidth==0.9.4"
+PATH="$PWD/.venv/bin:$PATH" $PIP install -q --no-deps "fast-downward-textworld==20.6.4"

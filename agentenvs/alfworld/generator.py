@@ -11,7 +11,8 @@ game is written in the ``game.tw-pddl`` format with the shipped domain
 planner's plan, replayed through the real TextWorld engine, wins it; that plan is
 stored as the game's ``walkthrough``.
 
->>> games = GeneratedGames(seed=0, count=6)
+>>> import tempfile
+>>> games = GeneratedGames(seed=0, count=6, cache_dir=tempfile.mkdtemp())
 >>> [r.task_type for r in games.records][:2]
 ['pick_and_place_simple', 'look_at_obj_in_light']
 """
