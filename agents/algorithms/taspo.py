@@ -1,0 +1,252 @@
+"""TASPO credit: aligned PI from successful siblings → bounded, mean-1 action weights on A_i.
+
+Per target trajectory i (with GRPO advantage A_i ≠ 0): an analyzer turns the group's other
+successful trajectories into conditional guidance (:mod:`agents.privileged.guidance`); only
+items the target's own path supports at a turn are kept as that turn's PI
+(:mod:`agents.privileged.alignment`); the PI's log-prob shift Δ on the turn's executable
+action tokens gives its support s_t, and
+
+    d_t = sign(A_i) · (s_t − mean_aligned s),   w_t = 1 + ε_w · d_t / max |d|,
+    A_{i,t,k} = w_t · A_i   on every response token k of turn t
+
+(:mod:`agents.privileged.weights`; unaligned turns have w_t = 1, so mean_t w_t = 1 exactly
+and w_t ∈ [1 − ε_w, 1 + ε_w]). A_i = 0 or fewer than two aligned turns → all weights 1.
+The verified outcome sets direction and average scale; PI only redistributes credit.
+
+Ablations (``config.credit_options``): ``support_level="token"`` (per-token weights from the
+token's own Δ), ``pi_source="unaligned"`` (every guidance item on every turn) and
+``pi_source="raw_trajectory"`` (a successful sibling's actions verbatim as PI).
+
+Example:
+    >>> TASPOOptions(epsilon_w=1.0)
+    Traceback (most recent call last):
+    ...
+    ValueError: TASPOOptions.epsilon_w must be in [0, 1) so weights stay positive, got 1.0
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import torch
+
+from agentenvs.core.trajectory import Trajectory
+from agents.algorithms.base import CreditContext, CreditRule, register_credit_rule
+from agents.algorithms.grpo import SCALE_REWARDS, grpo_advantages
+from agents.privileged.alignment import ANCHOR_MATCHES, align_guidance, render_guidance
+from agents.privileged.endpoints import OpenAIChatClient
+from agents.privileged.guidance import Analysis, lm_guidance, raw_trajectory_text, rule_based_guidance
+from agents.privileged.options import check, options_from_dict, policy_complete, policy_of
+from agents.privileged.shift import PLACEMENTS, privileged_logprob_shift
+from agents.privileged.weights import action_support, taspo_weights, token_support, weight_stats
+from agents.rollout import RolloutBatch
+
+ANALYZERS = ("rule", "policy", "endpoint")
+PI_SOURCES = ("aligned", "unaligned", "raw_trajectory")
+SUPPORT_LEVELS = ("action", "token")
+
+
+@dataclass(frozen=True)
+class TASPOOptions:
+    """TASPO knobs; every open choice of the paper is a field with a documented default."""
+
+    analyzer: str = "rule"
+    """Who writes guidance: ``rule`` (from successful siblings' actions/observations), ``policy``
+    (the current policy) or ``endpoint`` (an OpenAI-compatible server)."""
+    endpoint_url: str = ""
+    """OpenAI-compatible API root for ``analyzer="endpoint"``."""
+    endpoint_model: str = ""
+    """Model name served at ``endpoint_url``."""
+    endpoint_api_key_env: str = "OPENAI_API_KEY"
+    """Environment variable with the endpoint's API key (optional)."""
+    pi_source: str = "aligned"
+    """PI per turn: ``aligned`` guidance, ``unaligned`` (all guidance everywhere; ablation) or
+    ``raw_trajectory`` (a successful sibling's actions; ablation)."""
+    support_level: str = "action"
+    """``action``: one support per turn from its action tokens; ``token``: per-token (ablation)."""
+    kappa: float = 0.05
+    """κ: token shifts with |Δ| below this count as 0 in the support."""
+    epsilon_w: float = 0.5
+    """ε_w: weights lie in [1 − ε_w, 1 + ε_w]."""
+    anchor_match: str = "all"
+    """An item aligns when ``all`` (or ``any``) of its anchors were observed by that turn."""
+    max_guidance_items: int = 24
+    """Items an analyzer keeps per group."""
+    max_pi_items: int = 6
+    """Aligned items shown per turn."""
+    show_evidence: bool = False
+    """Append each item's evidence to the PI text."""
+    include_self: bool = False
+    """Let a successful target use its own trajectory as a PI source."""
+    placement: str = "after_task"
+    """Where the PI goes in the prompt: after_task, prompt_start or prompt_end."""
+    rescore_without_pi: bool = False
+    """Score the no-PI term again instead of reusing the rollout log-probs (equal while unchanged)."""
+    log_examples: int = 2
+    """Turn PIs kept in ``examples`` per step for people to read."""
+
+    def __post_init__(self) -> None:
+        name = "TASPOOptions"
+        check(name, "analyzer", self.analyzer in ANALYZERS, f"one of {ANALYZERS}", self.analyzer)
+        endpoint = self.analyzer == "endpoint"
+        check(name, "endpoint_url", not endpoint or self.endpoint_url.startswith(("http://", "https://")),
+              "an http(s) URL when analyzer='endpoint'", self.endpoint_url)
+        check(name, "endpoint_model", not endpoint or bool(self.endpoint_model),
+              "a model name when analyzer='endpoint'", self.endpoint_model)
+        check(name, "pi_source", self.pi_source in PI_SOURCES, f"one of {PI_SOURCES}", self.pi_source)
+        check(name, "support_level", self.support_level in SUPPORT_LEVELS, f"one of {SUPPORT_LEVELS}",
+              self.support_level)
+        check(name, "kappa", self.kappa >= 0, ">= 0", self.kappa)
+        check(name, "epsilon_w", 0 <= self.epsilon_w < 1, "in [0, 1) so weights stay positive", self.epsilon_w)
+        check(name, "anchor_match", self.anchor_match in ANCHOR_MATCHES, f"one of {ANCHOR_MATCHES}",
+              self.anchor_match)
+        for field_name in ("max_guidance_items", "max_pi_items"):
+            value = getattr(self, field_name)
+            check(name, field_name, isinstance(value, int) and value >= 1, "an integer >= 1", value)
+        check(name, "placement", self.placement in PLACEMENTS, f"one of {PLACEMENTS}", self.placement)
+        check(name, "log_examples", isinstance(self.log_examples, int) and self.log_examples >= 0,
+              "an integer >= 0", self.log_examples)
+
+
+@register_credit_rule("taspo")
+class TASPOCredit(CreditRule):
+    """w_t · A_i per token, w from aligned, action-level PI support.
+
+    After :meth:`compute`, ``stats`` holds PI coverage (trajectories with PI), aligned-turn
+    fraction, weight spread and the mean |w·A − A|; ``examples`` a few turns' PI text.
+    """
+
+    def __init__(self, config: Any = None) -> None:
+        super().__init__(config)
+        self.opts = options_from_dict(TASPOOptions, self.options, "taspo")
+        self.scale_rewards = getattr(config, "scale_rewards", "group")
+        self.eps = float(getattr(config, "advantage_eps", 1e-4))
+        if self.scale_rewards not in SCALE_REWARDS:
+            raise ValueError(f"scale_rewards must be one of {SCALE_REWARDS}, got {self.scale_rewards!r}")
+        self.stats: dict[str, float] = {}
+        self.examples: list[dict[str, Any]] = []
+
+    def analyze(self, sources: list[Trajectory], context: CreditContext) -> Analysis:
+        """Guidance items from the given successful trajectories."""
+        opts = self.opts
+        if opts.analyzer == "rule":
+            return rule_based_guidance(sources, max_items=opts.max_guidance_items)
+        if opts.analyzer == "endpoint":
+            complete = OpenAIChatClient(opts.endpoint_url, opts.endpoint_model, api_key_env=opts.endpoint_api_key_env)
+        else:
+            complete = policy_complete(policy_of(context), greedy=True)
+        return lm_guidance(sources, complete, max_items=opts.max_guidance_items)
+
+    def turn_privileged(
+        self, target: Trajectory, sources: list[Trajectory], context: CreditContext, cache: dict
+    ) -> list[str | None]:
+        """PI text per turn of ``target`` (None = unaligned)."""
+        opts = self.opts
+        valid = [bool(turn.valid and turn.action) for turn in target.turns]
+        if not sources:
+            return [None] * len(target.turns)
+        if opts.pi_source == "raw_trajectory":
+            text = raw_trajectory_text(sources[0])
+            return [text if ok else None for ok in valid]
+        key = tuple(id(source) for source in sources)
+        if key not in cache:
+            cache[key] = self.analyze(sources, context)
+        analysis: Analysis = cache[key]
+        if opts.pi_source == "unaligned":
+            text = render_guidance(analysis.items, max_items=opts.max_pi_items, show_evidence=opts.show_evidence)
+            return [text if ok else None for ok in valid]
+        per_turn = align_guidance(analysis.items, target, match=opts.anchor_match)
+        return [render_guidance(items, max_items=opts.max_pi_items, show_evidence=opts.show_evidence)
+                for items in per_turn]
+
+    def compute(self, batch: RolloutBatch, context: CreditContext) -> torch.Tensor:
+        opts = self.opts
+        advantages = grpo_advantages(batch.trajectory_rewards, batch.trajectory_group_ids,
+                                     scale_rewards=self.scale_rewards, eps=self.eps)
+        trajectories = batch.trajectories
+        rows_of: dict[int, list[int]] = {}
+        for row, trajectory in enumerate(batch.trajectory_index.tolist()):
+            rows_of.setdefault(trajectory, []).append(row)
+        privileged: list[str | None] = [None] * len(batch)
+        cache: dict = {}
+        offset, covered = 0, 0
+        self.examples = []
+        for group in batch.groups:
+            wins = [t for t in group.trajectories if t.success]
+            for local, target in enumerate(group.trajectories):
+                index = offset + local
+                if float(advantages[index]) == 0.0:
+                    continue
+                sources = [t for t in wins if opts.include_self or t is not target]
+                per_turn = self.turn_privileged(target, sources, context, cache)
+                rows = rows_of.get(index, [])
+                texts = [per_turn[int(batch.turn_index[row])] if int(batch.turn_index[row]) < len(per_turn) else None
+                         for row in rows]
+                # Fewer than two aligned turns → all weights 1: skip the scoring altogether.
+                if sum(text is not None for text in texts) < 2:
+                    continue
+                covered += 1
+                for row, text in zip(rows, texts, strict=True):
+                    privileged[row] = text
+                if len(self.examples) < opts.log_examples:
+                    row, text = next((r, t) for r, t in zip(rows, texts, strict=True) if t is not None)
+                    self.examples.append({"task_id": group.task_id, "trajectory": index, "success": target.success,
+                                          "turn": int(batch.turn_index[row]), "privileged": text})
+            offset += len(group)
+        shift = privileged_logprob_shift(
+            context.score, batch.prompts, batch.response_ids, batch.response_mask, privileged,
+            tasks=[trajectories[i].task for i in batch.trajectory_index.tolist()] if trajectories else None,
+            placement=opts.placement, base_logprobs=None if opts.rescore_without_pi else batch.old_logprobs,
+        ) if any(privileged) else torch.zeros(batch.response_ids.shape)
+        weights = self.token_weights(batch, advantages, shift, privileged, rows_of)
+        mask = batch.response_mask.bool()
+        token_advantages = advantages[batch.trajectory_index][:, None] * weights
+        token_advantages = torch.where(mask, token_advantages, torch.zeros_like(token_advantages))
+        aligned_rows = [p is not None for p in privileged]
+        valid_weights = weights[mask] if mask.any() else torch.ones(1)
+        total = max(len(trajectories), 1)
+        self.stats = {
+            "taspo/pi_coverage": covered / total,
+            "taspo/aligned_turn_fraction": sum(aligned_rows) / max(len(batch), 1),
+            **{f"taspo/{k}": v for k, v in weight_stats(valid_weights).items()},
+            "taspo/redistribution_abs_mean": float(
+                ((token_advantages - advantages[batch.trajectory_index][:, None]).abs() * mask).sum()
+                / mask.sum().clamp_min(1)),
+        }
+        return token_advantages
+
+    def token_weights(
+        self, batch: RolloutBatch, advantages: torch.Tensor, shift: torch.Tensor, privileged: list[str | None],
+        rows_of: dict[int, list[int]],
+    ) -> torch.Tensor:
+        """``[B, T]`` weights: per turn (action level) or per token (ablation); 1 where no PI."""
+        opts = self.opts
+        weights = torch.ones(batch.response_ids.shape, dtype=torch.float32)
+        spans = batch.action_token_spans.tolist()
+        lengths = batch.response_mask.sum(dim=1).tolist()
+        for trajectory, rows in rows_of.items():
+            aligned_rows = [row for row in rows if privileged[row] is not None]
+            if len(aligned_rows) < 2:
+                continue
+            advantage = float(advantages[trajectory])
+            if opts.support_level == "action":
+                support = torch.tensor([
+                    action_support(shift[row, : int(lengths[row])], max(spans[row][0], 0), max(spans[row][1], 0),
+                                   kappa=opts.kappa)
+                    for row in aligned_rows
+                ], dtype=torch.float64)
+                turn_weights = taspo_weights(support, torch.ones(len(aligned_rows), dtype=torch.bool), advantage,
+                                             epsilon=opts.epsilon_w)
+                for row, weight in zip(aligned_rows, turn_weights.tolist(), strict=True):
+                    weights[row, : int(lengths[row])] = weight
+            else:
+                pieces = [token_support(shift[row, : int(lengths[row])], kappa=opts.kappa) for row in aligned_rows]
+                flat = torch.cat(pieces).double()
+                token_w = taspo_weights(flat, torch.ones(len(flat), dtype=torch.bool), advantage,
+                                        epsilon=opts.epsilon_w)
+                start = 0
+                for row, piece in zip(aligned_rows, pieces, strict=True):
+                    weights[row, : len(piece)] = token_w[start : start + len(piece)].float()
+                    start += len(piece)
+        return weights
