@@ -16,6 +16,7 @@ Example:
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Sequence
 
 import torch
@@ -144,3 +145,52 @@ def toy_group(group_id: int = 0, task_id: str = "toy") -> TrajectoryGroup:
                                              final_observation="Done." if ok else "Nothing happens.")
     return TrajectoryGroup(task_id, group_id, [make(win_a, True), make(lose_a, False), make(win_b, True),
                                                make(lose_b, False)])
+
+
+@functools.lru_cache(maxsize=1)
+def _letter_hunt_class():
+    from agentenvs.core.env import Outcome, TextEnv
+
+    class LetterHuntEnv(TextEnv):
+        """A two-turn toy env a random tiny model sometimes wins (so groups have mixed outcomes).
+
+        The agent wins when its (raw) action contains the task's letter; the observation names
+        the objects, so guidance has something to align to.
+        """
+
+        LETTERS = "eaoit"
+
+        def __init__(self, *, max_turns: int = 2, action_format: str = "raw", **kwargs) -> None:
+            super().__init__(max_turns=max_turns, action_format=action_format, **kwargs)
+
+        @property
+        def task_ids(self) -> tuple[str, ...]:
+            return tuple(f"letter-{letter}" for letter in self.LETTERS)
+
+        def _task_text(self, task_id: str) -> str:
+            return f"Say a word with the letter {task_id[-1]} near the red box 1."
+
+        def _begin(self, task_id: str):
+            self._letter = task_id[-1]
+            return "You see a red box 1 and a blue cup 2.", {}
+
+        def _act(self, action: str):
+            if self._letter in action.lower():
+                return Outcome("You win.", reward=1.0, terminated=True, won=True)
+            return Outcome("Nothing happens. You see a red box 1 and a blue cup 2.")
+
+    return LetterHuntEnv
+
+
+def register_letter_hunt() -> str:
+    """Registers the toy env as ``LetterHunt-v0`` (idempotent) and returns its id."""
+    from agentenvs.core.registration import register_env
+
+    register_env("LetterHunt-v0", "agents.privileged.testing:LetterHuntEnv")
+    return "LetterHunt-v0"
+
+
+def __getattr__(name: str):
+    if name == "LetterHuntEnv":  # built lazily: importing this module stays light
+        return _letter_hunt_class()
+    raise AttributeError(name)
