@@ -1,4 +1,35 @@
 """LLM agents that train on agentenvs environments (GRPO, ORSD, TASPO).
 
-The Collector / Policy / Algorithm / Trainer split lives here; see the README.
+The Collector / Policy / Algorithm / Trainer split (see ``agents/README.md``):
+
+- :mod:`agents.policy`: ``TransformersPolicy`` (generate, score) and offline models;
+- :mod:`agents.collector`: groups of envs in lockstep → :class:`~agents.rollout.RolloutBatch`;
+- :mod:`agents.algorithms`: credit rules (one registry, one signature) and the policy loss;
+- :mod:`agents.trainer`: the loop, logs and checkpoints; :class:`GRPOAgent` ties them together.
+
+Example:
+    >>> GRPOConfig(num_groups=2).rollouts_per_step
+    8
 """
+
+from agents.agent import GRPOAgent, build_policy
+from agents.algorithms import CREDIT_RULES, CreditContext, CreditRule, make_credit_rule, register_credit_rule
+from agents.collector import Collector
+from agents.config import GRPOConfig
+from agents.rollout import RolloutBatch, RolloutRow
+from agents.trainer import Trainer
+
+__all__ = [
+    "CREDIT_RULES",
+    "Collector",
+    "CreditContext",
+    "CreditRule",
+    "GRPOAgent",
+    "GRPOConfig",
+    "RolloutBatch",
+    "RolloutRow",
+    "Trainer",
+    "build_policy",
+    "make_credit_rule",
+    "register_credit_rule",
+]

@@ -24,7 +24,8 @@ from typing import Any, Literal
 from agents.algorithms.grpo import SCALE_REWARDS
 from agents.algorithms.loss import LOSS_TYPES
 
-OptionValue = Any  # str | int | float | bool (tyro parses ``key=value`` pairs)
+OptionValue = bool | int | float | str
+"""A scalar option value (tyro parses ``key value`` pairs from the command line)."""
 
 
 @dataclass
@@ -46,6 +47,14 @@ class GRPOConfig:
     """Nucleus-sampling threshold."""
     history_length: int = 2
     """Past (observation, action) turns shown in the prompt."""
+    show_format: bool = True
+    """End prompts with the env's output-format instruction."""
+    prompt_preamble: str = "You are an agent solving a task step by step."
+    """First line of every prompt ("" for none)."""
+    response_prefix: str = ""
+    """Text every response starts with (appended after the chat template, e.g. "<")."""
+    system_prompt: str | None = None
+    """System message (None: the chat template's default)."""
     invalid_action_penalty: float = 0.1
     """Subtracted from a turn's reward when its action is invalid."""
     env_kwargs: dict[str, OptionValue] = field(default_factory=dict)
@@ -97,8 +106,8 @@ class GRPOConfig:
     """Held-out tasks per evaluation."""
     eval_greedy: bool = True
     """Decode greedily at evaluation."""
-    eval_env_kwargs: dict[str, OptionValue] | None = None
-    """Keyword arguments of the evaluation env (None: ``split="test"`` where the env has splits)."""
+    eval_env_kwargs: dict[str, OptionValue] = field(default_factory=dict)
+    """Evaluation-env overrides of ``env_kwargs`` (``split="test"`` is added where the env has splits)."""
     save_every: int = 5
     """Checkpoint every this many steps (0: only at the end)."""
     output_dir: str = "runs/grpo"

@@ -62,9 +62,9 @@ class Generation:
         prompt: The prompt text (user message, before the chat template).
         prompt_ids: Chat-templated prompt token ids.
         response_ids: Sampled token ids (the stop/eos token included when hit).
-        text: The response decoded without special tokens.
+        text: The response prefix (if any) and the response decoded without special tokens.
         logprobs: Log-prob of each sampled token under the sampling distribution.
-        token_offsets: Character ``(start, end)`` of each response token in ``text``.
+        token_offsets: Character ``(start, end)`` of each sampled token in ``text``.
         finish_reason: ``"eos"``, ``"stop"`` (a stop string) or ``"length"``.
     """
 
@@ -112,6 +112,9 @@ class TransformersPolicy:
         system_prompt: A system message put before every prompt (None: the template's default).
         context_separator: Put between privileged context and the prompt in :meth:`score`.
         enable_thinking: Passed to chat templates that know it (Qwen3).
+        response_prefix: Text that starts every response (appended to the prompt, like
+            Qwen3's empty think block); it is part of :attr:`Generation.text`, not of
+            the sampled tokens.
         logprob_chunk_size: Rows per chunk of the chunked log-softmax.
         score_batch_size: Rows per forward pass in :meth:`score`.
         cache_dir: Where built-in models are cached.
@@ -134,6 +137,7 @@ class TransformersPolicy:
         system_prompt: str | None = None,
         context_separator: str = "\n\n",
         enable_thinking: bool = False,
+        response_prefix: str = "",
         logprob_chunk_size: int = 1024,
         score_batch_size: int = 16,
         cache_dir: str | os.PathLike[str] | None = None,
@@ -180,6 +184,8 @@ class TransformersPolicy:
         self.system_prompt = system_prompt
         self.context_separator = context_separator
         self.enable_thinking = enable_thinking
+        self.response_prefix = response_prefix
+        self._prefix_ids = self.tokenizer.encode(response_prefix, add_special_tokens=False) if response_prefix else []
         self.logprob_chunk_size = int(logprob_chunk_size)
         self.score_batch_size = int(score_batch_size)
         self.pad_token_id = int(self.tokenizer.pad_token_id)
@@ -204,7 +210,7 @@ class TransformersPolicy:
             )
             if isinstance(ids, dict) or hasattr(ids, "keys"):
                 ids = ids["input_ids"]
-            result.append([int(token) for token in ids])
+            result.append([int(token) for token in ids] + self._prefix_ids)
         return result
 
     # -- sampling -----------------------------------------------------------------------
@@ -289,15 +295,16 @@ class TransformersPolicy:
         return responses, logprobs, reasons
 
     def _text_with_offsets(self, response_ids: list[int]) -> tuple[str, list[tuple[int, int]]]:
-        """The decoded text and each token's character range in it (by prefix decoding)."""
+        """The response prefix plus the decoded text, and each token's character range in it."""
+        prefix = self.response_prefix
         text = self.tokenizer.decode(response_ids, skip_special_tokens=True)
         offsets, previous = [], 0
         for index in range(1, len(response_ids) + 1):
             length = len(self.tokenizer.decode(response_ids[:index], skip_special_tokens=True))
             length = max(previous, min(length, len(text)))
-            offsets.append((previous, length))
+            offsets.append((len(prefix) + previous, len(prefix) + length))
             previous = length
-        return text, offsets
+        return prefix + text, offsets
 
     # -- scoring ------------------------------------------------------------------------
     def token_logprobs(
@@ -319,6 +326,7 @@ class TransformersPolicy:
         keep = prompt_mask.any(dim=0)
         first = int(keep.nonzero()[0]) if bool(keep.any()) else prompt_mask.shape[1] - 1
         prompt_ids, prompt_mask = prompt_ids[:, first:], prompt_mask[:, first:]
+        full_width = response_ids.shape[1]
         width = int(response_mask.sum(dim=1).max()) if response_mask.numel() else 0
         width = max(width, 1)
         response_ids, response_mask = response_ids[:, :width], response_mask[:, :width]
@@ -334,9 +342,9 @@ class TransformersPolicy:
             logits, response_ids.to(self.device), temperature=self.temperature, chunk_size=self.logprob_chunk_size
         )
         logprobs = logprobs * response_mask.to(self.device)
-        full = torch.zeros(response_mask.shape[0], response_mask.shape[1], device=self.device)
-        if width < full.shape[1]:
-            return torch.cat([logprobs, full[:, width:]], dim=1)
+        if width < full_width:
+            padding = torch.zeros(logprobs.shape[0], full_width - width, device=self.device)
+            return torch.cat([logprobs, padding], dim=1)
         return logprobs
 
     @torch.no_grad()

@@ -1,0 +1,87 @@
+"""``GRPOAgent``: a model, an env and a config in one object with ``learn`` and ``evaluate``.
+
+Example:
+    >>> from agents import GRPOAgent, GRPOConfig                                         # doctest: +SKIP
+    >>> agent = GRPOAgent(model="smollm2-135m", env="SearchQA-v0", config=GRPOConfig())  # doctest: +SKIP
+    >>> agent.learn(total_steps=10)                                                      # doctest: +SKIP
+    >>> agent.evaluate()["success_rate"]                                                 # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+import torch
+
+import agentenvs  # noqa: F401  (registers the envs)
+from agents.algorithms.base import make_credit_rule
+from agents.config import GRPOConfig
+from agents.plotting import plot_learning_curve
+from agents.policy import LoraOptions, TransformersPolicy
+from agents.trainer import METRICS_FILE, Trainer
+
+
+def build_policy(model: str | os.PathLike[str], config: GRPOConfig, stop: tuple[str, ...] = ()) -> TransformersPolicy:
+    """The ``TransformersPolicy`` a config asks for (LoRA, reference model, sampling settings)."""
+    torch.manual_seed(config.seed)
+    return TransformersPolicy(
+        model,
+        dtype=config.dtype,
+        device=config.device,
+        lora=LoraOptions(rank=config.lora_rank, alpha=config.lora_alpha) if config.lora else None,
+        reference=config.beta > 0,
+        temperature=config.temperature,
+        top_p=config.top_p,
+        max_new_tokens=config.max_new_tokens,
+        stop=stop,
+        system_prompt=config.system_prompt,
+        response_prefix=config.response_prefix,
+        seed=config.seed,
+    )
+
+
+class GRPOAgent:
+    """Trains ``model`` on ``env`` with GRPO (or another registered credit rule).
+
+    Args:
+        model: ``"smollm2-135m"``, ``"tiny-random-qwen3"`` or a local model folder.
+        env: A registered env id.
+        config: The run's settings (default ``GRPOConfig()``).
+    """
+
+    def __init__(
+        self, model: str | os.PathLike[str] = "smollm2-135m", env: str = "SearchQA-v0", config: GRPOConfig | None = None
+    ) -> None:
+        self.config = config or GRPOConfig()
+        make_credit_rule(self.config.credit, self.config)  # a bad rule name or option fails before the model loads
+        self.model_name = str(model)
+        self.env_id = env
+        self.policy = build_policy(model, self.config)
+        self.trainer = Trainer(self.policy, env, self.config, model_name=self.model_name)
+
+    @property
+    def output_dir(self) -> Path:
+        return Path(self.config.output_dir)
+
+    def learn(self, total_steps: int, *, plot: bool = True) -> dict[str, Any]:
+        """Trains for ``total_steps`` steps (resuming when ``config.resume``); writes the learning curve."""
+        record = self.trainer.learn(total_steps)
+        if plot:
+            plot_learning_curve(
+                self.output_dir / METRICS_FILE, self.output_dir / "learning_curve.png",
+                title=f"GRPO · {self.model_name} · {self.env_id}",
+            )
+        return record
+
+    def evaluate(self, episodes: int | None = None) -> dict[str, float]:
+        """Success rate, mean score, episode length and invalid-action rate on held-out tasks."""
+        return self.trainer.evaluate(episodes)
+
+    def save_pretrained(self, folder: str | os.PathLike[str]) -> None:
+        """Saves the model (or adapter) and tokenizer in Hugging Face format."""
+        self.policy.save_pretrained(folder)
+
+    def close(self) -> None:
+        self.trainer.close()

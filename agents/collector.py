@@ -1,0 +1,263 @@
+"""The collector: a policy plays ``num_groups × group_size`` envs in lockstep.
+
+Each turn the prompts of all still-running envs are generated in one batch; the
+env projects each raw response onto an action (its info reports ``action``,
+``action_span``, ``action_valid``), steps, and the loop ends when every episode
+is done. The result is a :class:`~agents.rollout.RolloutBatch`: the trajectory
+groups (text, infos, action spans with token offsets) and the per-turn tensors
+the update needs.
+
+Example:
+    >>> from agents.policy import TransformersPolicy                                    # doctest: +SKIP
+    >>> collector = Collector(TransformersPolicy("tiny-random-qwen3", max_new_tokens=8),
+    ...                       "SearchQA-v0", num_groups=2, group_size=2)               # doctest: +SKIP
+    >>> batch = collector.collect(seed=0)                                               # doctest: +SKIP
+    >>> len(batch.groups), len(batch.trajectories)                                      # doctest: +SKIP
+    (2, 4)
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from agentenvs.core.groups import make_group_vec
+from agentenvs.core.trajectory import ActionSpan, Trajectory, TrajectoryGroup, Turn
+from agents.rollout import RolloutBatch, RolloutRow
+from wrappers.prompting import PromptBuilder
+
+
+@dataclass
+class CollectStats:
+    """Summary of one collection.
+
+    Attributes:
+        success_rate: Share of trajectories that won.
+        mean_score: Mean env score (sum of env rewards) per trajectory.
+        mean_reward: Mean outcome reward R (score minus invalid-action penalties).
+        mean_episode_length: Mean turns per trajectory.
+        invalid_rate: Share of turns whose action was invalid.
+        mean_response_tokens: Mean response length in tokens.
+        generated_tokens: Response tokens sampled.
+        prompt_tokens: Prompt tokens processed.
+        seconds: Wall time of the collection.
+    """
+
+    success_rate: float
+    mean_score: float
+    mean_reward: float
+    mean_episode_length: float
+    invalid_rate: float
+    mean_response_tokens: float
+    generated_tokens: int
+    prompt_tokens: int
+    seconds: float
+
+    def to_dict(self, prefix: str = "") -> dict[str, float]:
+        return {f"{prefix}{key}": float(value) for key, value in vars(self).items()}
+
+
+def _member_info(info: dict[str, Any], index: int) -> dict[str, Any]:
+    """One sub-env's entries of a merged vector-env info dict."""
+    result = {}
+    for key, values in info.items():
+        if key.startswith("_"):
+            continue
+        present = info.get(f"_{key}")
+        if present is not None and not bool(present[index]):
+            continue
+        value = values[index]
+        result[key] = value.item() if isinstance(value, np.generic) else value
+    return result
+
+
+class Collector:
+    """Runs a policy on groups of envs and records what the update needs.
+
+    Args:
+        policy: A policy with ``generate(prompts, *, greedy, stop)`` (e.g. ``TransformersPolicy``).
+        env_id: A registered env id.
+        num_groups: Tasks per collection.
+        group_size: Rollouts per task.
+        prompt_builder: Builds each turn's prompt (default: ``PromptBuilder()``).
+        invalid_action_penalty: Subtracted from the reward of each invalid turn.
+        env_kwargs: Passed to every env.
+        vectorization_mode: ``"sync"`` or ``"async"``.
+        progress: Show a progress bar over turns.
+    """
+
+    def __init__(
+        self,
+        policy: Any,
+        env_id: str,
+        *,
+        num_groups: int,
+        group_size: int,
+        prompt_builder: PromptBuilder | None = None,
+        invalid_action_penalty: float = 0.0,
+        env_kwargs: dict[str, Any] | None = None,
+        vectorization_mode: str = "sync",
+        progress: bool = False,
+    ) -> None:
+        self.policy = policy
+        self.env_id = env_id
+        self.envs = make_group_vec(
+            env_id, num_groups, group_size, vectorization_mode=vectorization_mode, **(env_kwargs or {})
+        )
+        self.num_groups, self.group_size = num_groups, group_size
+        self.prompt_builder = prompt_builder or PromptBuilder()
+        self.invalid_action_penalty = float(invalid_action_penalty)
+        self.progress = progress
+        vector = self.envs.unwrapped
+        self.action_format: str = vector.get_attr("action_format")[0]
+        self.max_turns: int = int(vector.get_attr("max_turns")[0])
+        self.task_ids: tuple[str, ...] = tuple(vector.get_attr("task_ids")[0])
+        self.stop = self.prompt_builder.stop_strings(self.action_format)
+        self.last_stats: CollectStats | None = None
+
+    def close(self) -> None:
+        self.envs.close()
+
+    def collect(
+        self, task_ids: Sequence[str] | None = None, *, seed: int | None = None, greedy: bool = False
+    ) -> RolloutBatch:
+        """Plays one episode in every env; returns the batch (stats in :attr:`last_stats`).
+
+        Args:
+            task_ids: One task per group (None: drawn by the envs from ``seed``).
+            seed: Seeds the group envs' task/seed draw.
+            greedy: Decode greedily (evaluation).
+        """
+        from tqdm.auto import tqdm
+
+        start_time = time.perf_counter()
+        options = None if task_ids is None else {"task_ids": list(task_ids)}
+        observations, info = self.envs.reset(seed=seed, options=options)
+        count = self.num_groups * self.group_size
+        infos = [_member_info(info, i) for i in range(count)]
+        observations = list(observations)
+        initial = list(observations)
+        history: list[list[tuple[str, str]]] = [[] for _ in range(count)]
+        turns: list[list[Turn]] = [[] for _ in range(count)]
+        pending: list[list[RolloutRow]] = [[] for _ in range(count)]
+        done = [False] * count
+        generated = prompt_tokens = 0
+        bar = tqdm(total=self.max_turns, desc=f"collect {self.env_id}", leave=False, disable=not self.progress)
+        for turn_index in range(self.max_turns):
+            running = [i for i in range(count) if not done[i]]
+            if not running:
+                break
+            prompts = [
+                self.prompt_builder.build(
+                    task=str(infos[i].get("task", "")),
+                    observation=observations[i],
+                    history=history[i],
+                    admissible_actions=infos[i].get("admissible_actions"),
+                    action_format=self.action_format,
+                )
+                for i in running
+            ]
+            generations = self.policy.generate(prompts, greedy=greedy, stop=self.stop)
+            actions = [""] * count
+            for i, generation in zip(running, generations, strict=True):
+                actions[i] = generation.text
+            next_observations, rewards, terminated, truncated, step_info = self.envs.step(actions)
+            for i, generation in zip(running, generations, strict=True):
+                member = _member_info(step_info, i)
+                valid = bool(member.get("action_valid", False))
+                span = member.get("action_span")
+                action_span = None
+                token_span = None
+                if valid and span is not None:
+                    start, end = (span["start"], span["end"]) if isinstance(span, dict) else (int(span[0]), int(span[1]))
+                    token_span = generation.token_span(start, end)
+                    action_span = ActionSpan(start, end).with_tokens(*token_span)
+                env_reward = float(rewards[i])
+                turns[i].append(
+                    Turn(
+                        observation=observations[i],
+                        raw_output=generation.text,
+                        action=str(member.get("action", "")),
+                        action_span=action_span,
+                        reward=env_reward,
+                        valid=valid,
+                        info=member,
+                    )
+                )
+                pending[i].append(
+                    RolloutRow(
+                        prompt=generation.prompt,
+                        prompt_ids=generation.prompt_ids,
+                        response_ids=generation.response_ids,
+                        logprobs=generation.logprobs,
+                        action_token_span=token_span,
+                        trajectory_index=i,
+                        turn_index=turn_index,
+                        group_id=int(self.envs.group_ids[i]),
+                        reward=env_reward - (0.0 if valid else self.invalid_action_penalty),
+                        valid=valid,
+                    )
+                )
+                shown_action = str(member.get("action", "")) if valid else generation.text.strip()[:200]
+                history[i].append((observations[i], shown_action))
+                observations[i] = str(next_observations[i])
+                infos[i] = member
+                generated += len(generation.response_ids)
+                prompt_tokens += len(generation.prompt_ids)
+                done[i] = bool(terminated[i] or truncated[i])
+            bar.update(1)
+            bar.set_postfix(running=sum(not d for d in done))
+        bar.close()
+
+        trajectories = []
+        for i in range(count):
+            score = float(sum(turn.reward for turn in turns[i]))
+            invalid = sum(not turn.valid for turn in turns[i])
+            trajectories.append(
+                Trajectory(
+                    task_id=str(infos[i].get("task_id", "")),
+                    group_id=int(self.envs.group_ids[i]),
+                    turns=turns[i],
+                    success=bool(infos[i].get("won", False)),
+                    score=score,
+                    task=str(infos[i].get("task", "")),
+                    initial_observation=initial[i],
+                    final_observation=observations[i],
+                    metadata={
+                        "env_id": self.env_id,
+                        "reward": score - self.invalid_action_penalty * invalid,
+                        "invalid_turns": invalid,
+                        "truncated": not bool(infos[i].get("won", False)) and len(turns[i]) >= self.max_turns,
+                    },
+                )
+            )
+        groups = [
+            TrajectoryGroup(trajectories[block][0].task_id, g, trajectories[block])
+            for g, block in enumerate(self.envs.group_slices())
+        ]
+        rows = [row for member_rows in pending for row in member_rows]
+        batch = RolloutBatch.from_rows(
+            rows,
+            trajectory_rewards=[t.metadata["reward"] for t in trajectories],
+            trajectory_success=[t.success for t in trajectories],
+            trajectory_group_ids=[t.group_id for t in trajectories],
+            pad_token_id=int(getattr(self.policy, "pad_token_id", 0)),
+            groups=groups,
+        )
+        total_turns = max(len(rows), 1)
+        self.last_stats = CollectStats(
+            success_rate=float(np.mean([t.success for t in trajectories])),
+            mean_score=float(np.mean([t.score for t in trajectories])),
+            mean_reward=float(np.mean([t.metadata["reward"] for t in trajectories])),
+            mean_episode_length=float(np.mean([len(t) for t in trajectories])),
+            invalid_rate=sum(not r.valid for r in rows) / total_turns,
+            mean_response_tokens=generated / total_turns,
+            generated_tokens=generated,
+            prompt_tokens=prompt_tokens,
+            seconds=time.perf_counter() - start_time,
+        )
+        return batch

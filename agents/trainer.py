@@ -1,0 +1,355 @@
+"""The on-policy loop: collect → credit → update → evaluate → log → checkpoint.
+
+One training step collects ``num_groups × group_size`` episodes, turns them into
+token advantages with the configured credit rule (which the trainer does not
+inspect), and takes ``num_iterations × mini_batches`` optimizer steps on the
+clipped policy loss, accumulating gradients over micro-batches. Evaluation plays
+held-out tasks greedily. Metrics go to ``metrics.jsonl``, TensorBoard and the
+console; checkpoints are atomic and hold everything a resumed run needs to
+reproduce an uninterrupted one exactly (on CPU).
+
+Example:
+    >>> from agents.policy import TransformersPolicy                                   # doctest: +SKIP
+    >>> trainer = Trainer(TransformersPolicy("tiny-random-qwen3"), "SearchQA-v0", GRPOConfig())  # doctest: +SKIP
+    >>> trainer.learn(total_steps=2)                                                   # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+import inspect
+import json
+import math
+import time
+from pathlib import Path
+from typing import Any
+
+import gymnasium as gym
+import numpy as np
+import torch
+
+from agents.algorithms.base import CreditContext, make_credit_rule
+from agents.algorithms.loss import policy_loss
+from agents.checkpoint import (
+    latest_checkpoint,
+    load_checkpoint,
+    restore_rng_state,
+    rng_state,
+    save_checkpoint,
+    truncate_jsonl,
+)
+from agents.collector import Collector
+from agents.config import GRPOConfig
+from agents.rollout import RolloutBatch
+from wrappers.prompting import PromptBuilder
+
+METRICS_FILE = "metrics.jsonl"
+
+
+def default_eval_env_kwargs(env_id: str, env_kwargs: dict[str, Any]) -> dict[str, Any]:
+    """``env_kwargs`` plus ``split="test"`` when the env's constructor has a ``split`` argument."""
+    kwargs = dict(env_kwargs)
+    entry_point = gym.spec(env_id).entry_point
+    if isinstance(entry_point, str):
+        module_name, _, attribute = entry_point.partition(":")
+        import importlib
+
+        entry_point = getattr(importlib.import_module(module_name), attribute)
+    try:
+        parameters = inspect.signature(entry_point).parameters
+    except (TypeError, ValueError):
+        parameters = {}
+    if "split" in parameters and "split" not in kwargs:
+        kwargs["split"] = "test"
+    return kwargs
+
+
+def lr_lambda(kind: str, warmup_steps: int, total_steps: int):
+    """The multiplier of the learning rate after ``n`` optimizer steps."""
+
+    def multiplier(n: int) -> float:
+        if warmup_steps and n < warmup_steps:
+            return (n + 1) / warmup_steps
+        if kind == "constant" or total_steps <= warmup_steps:
+            return 1.0
+        progress = min(1.0, (n - warmup_steps) / max(1, total_steps - warmup_steps))
+        return 1.0 - progress if kind == "linear" else 0.5 * (1.0 + math.cos(math.pi * progress))
+
+    return multiplier
+
+
+class Trainer:
+    """Trains a policy on an env with a credit rule (see the module docstring).
+
+    Args:
+        policy: A ``TransformersPolicy`` (or anything with its generate/score/token_logprobs API).
+        env_id: A registered env id.
+        config: The run's settings.
+        model_name: Recorded in the checkpoint config.
+    """
+
+    def __init__(self, policy: Any, env_id: str, config: GRPOConfig, *, model_name: str = "") -> None:
+        self.policy = policy
+        self.env_id = env_id
+        self.config = config
+        self.model_name = model_name
+        self.output_dir = Path(config.output_dir)
+        self.credit_rule = make_credit_rule(config.credit, config)
+        self.prompt_builder = PromptBuilder(
+            history_length=config.history_length, show_format=config.show_format, preamble=config.prompt_preamble
+        )
+        env_kwargs = dict(config.env_kwargs)
+        if config.max_turns is not None:
+            env_kwargs["max_turns"] = config.max_turns
+        self.env_kwargs = env_kwargs
+        self.eval_env_kwargs = {**default_eval_env_kwargs(env_id, env_kwargs), **config.eval_env_kwargs}
+        self.collector = Collector(
+            policy, env_id, num_groups=config.num_groups, group_size=config.group_size,
+            prompt_builder=self.prompt_builder, invalid_action_penalty=config.invalid_action_penalty,
+            env_kwargs=env_kwargs, progress=config.progress,
+        )
+        self._eval_collector: Collector | None = None
+        self.optimizer = torch.optim.AdamW(
+            policy.trainable_parameters(), lr=config.learning_rate, weight_decay=config.weight_decay
+        )
+        self.scheduler: torch.optim.lr_scheduler.LambdaLR | None = None
+        self.rng = np.random.default_rng(config.seed)
+        self.shuffle_generator = torch.Generator().manual_seed(config.seed)
+        self.step = 0
+        self._writer = None
+
+    # -- the loop ---------------------------------------------------------------------
+    def learn(self, total_steps: int) -> dict[str, float]:
+        """Trains until ``total_steps`` steps are done; returns the last metrics record."""
+        if total_steps < 0:
+            raise ValueError(f"total_steps must be >= 0, got {total_steps}")
+        config = self.config
+        self.output_dir.mkdir(parents=True, exist_ok=True)
+        updates_per_step = config.num_iterations * config.mini_batches
+        self.scheduler = torch.optim.lr_scheduler.LambdaLR(
+            self.optimizer, lr_lambda(config.lr_scheduler_type, config.warmup_steps, total_steps * updates_per_step)
+        )
+        metrics_path = self.output_dir / METRICS_FILE
+        if config.resume and latest_checkpoint(self.output_dir) is not None:
+            self._restore()
+            truncate_jsonl(metrics_path, self.step)
+        elif metrics_path.exists():
+            metrics_path.unlink()
+        (self.output_dir / "config.json").write_text(
+            json.dumps({"model": self.model_name, "env": self.env_id, "config": config.to_dict()}, indent=2)
+        )
+        self._open_writer()
+        record: dict[str, float] = {}
+        if self.step == 0:
+            record = {"step": 0, **self.evaluate(prefix="eval/")}
+            self._log(record)
+        while self.step < total_steps:
+            self.step += 1
+            record = {"step": self.step, **self.train_step()}
+            last = self.step == total_steps
+            if last or (config.eval_every and self.step % config.eval_every == 0):
+                record.update(self.evaluate(prefix="eval/"))
+            self._log(record)
+            if last or (config.save_every and self.step % config.save_every == 0):
+                self.save()
+        if self._writer is not None:
+            self._writer.flush()
+        return record
+
+    def train_step(self) -> dict[str, float]:
+        """One collect → credit → update step; returns its metrics."""
+        config = self.config
+        started = time.perf_counter()
+        task_pool = self.collector.task_ids
+        replace = len(task_pool) < config.num_groups
+        chosen = self.rng.choice(len(task_pool), size=config.num_groups, replace=replace)
+        collect_seed = int(self.rng.integers(0, 2**31 - 1))
+        batch = self.collector.collect([task_pool[i] for i in chosen], seed=collect_seed)
+        stats = self.collector.last_stats
+        collected = time.perf_counter()
+        if config.beta > 0:
+            batch.ref_logprobs = self._reference_logprobs(batch)
+        context = CreditContext(config=config, step=self.step, scorer=self.policy.score)
+        advantages = self.credit_rule.compute(batch, context)
+        if advantages.shape != batch.response_mask.shape:
+            raise ValueError(
+                f"credit rule {config.credit!r} returned {tuple(advantages.shape)}, "
+                f"expected {tuple(batch.response_mask.shape)}"
+            )
+        credited = time.perf_counter()
+        update = self.update(batch, advantages)
+        updated = time.perf_counter()
+        mask = batch.response_mask.bool()
+        metrics = {
+            **(stats.to_dict("train/") if stats else {}),
+            **update,
+            "advantage_abs_mean": float(advantages[mask].abs().mean()) if mask.any() else 0.0,
+            "lr": float(self.optimizer.param_groups[0]["lr"]),
+            "time/collect_s": collected - started,
+            "time/credit_s": credited - collected,
+            "time/update_s": updated - credited,
+            "time/update_tokens_per_s": batch.num_tokens * config.num_iterations / max(updated - credited, 1e-9),
+        }
+        metrics.pop("train/seconds", None)
+        return metrics
+
+    def update(self, batch: RolloutBatch, advantages: torch.Tensor) -> dict[str, float]:
+        """``num_iterations`` passes of ``mini_batches`` optimizer steps over the batch."""
+        config = self.config
+        device = self.policy.device
+        sums = {"loss": 0.0, "clip_fraction": 0.0, "kl": 0.0, "ratio_mean": 0.0, "grad_norm": 0.0}
+        updates = 0
+        rows = len(batch)
+        if rows == 0:
+            return sums
+        for _ in range(config.num_iterations):
+            order = torch.randperm(rows, generator=self.shuffle_generator)
+            for part in torch.tensor_split(order, config.mini_batches):
+                if len(part) == 0:
+                    continue
+                self.optimizer.zero_grad(set_to_none=True)
+                tokens = int(batch.response_mask[part].sum())
+                for micro in torch.split(part, config.micro_batch_size):
+                    sub = batch.select(micro)
+                    logprobs = self.policy.token_logprobs(
+                        sub.prompt_ids, sub.prompt_mask, sub.response_ids, sub.response_mask
+                    )
+                    loss, stats = policy_loss(
+                        logprobs,
+                        sub.old_logprobs.to(device),
+                        advantages[micro].to(device),
+                        sub.response_mask.to(device),
+                        epsilon=config.epsilon,
+                        epsilon_high=config.epsilon_high,
+                        beta=config.beta,
+                        ref_logprobs=None if sub.ref_logprobs is None else sub.ref_logprobs.to(device),
+                        loss_type=config.loss_type,
+                        total_rows=len(part),
+                        total_tokens=tokens,
+                        max_length=config.max_new_tokens,
+                    )
+                    loss.backward()
+                    share = int(sub.response_mask.sum()) / max(tokens, 1)
+                    sums["loss"] += loss.item()
+                    for key in ("clip_fraction", "kl", "ratio_mean"):
+                        sums[key] += stats[key] * share
+                parameters = self.policy.trainable_parameters()
+                if config.max_grad_norm > 0:
+                    norm = torch.nn.utils.clip_grad_norm_(parameters, config.max_grad_norm)
+                else:
+                    norm = torch.linalg.vector_norm(
+                        torch.stack([p.grad.norm() for p in parameters if p.grad is not None])
+                    )
+                sums["grad_norm"] += float(norm)
+                self.optimizer.step()
+                if self.scheduler is not None:
+                    self.scheduler.step()
+                updates += 1
+        return {key: value / max(updates, 1) for key, value in sums.items()}
+
+    @torch.no_grad()
+    def _reference_logprobs(self, batch: RolloutBatch) -> torch.Tensor:
+        pieces = []
+        with self.policy.reference_model() as reference:
+            for rows in torch.split(torch.arange(len(batch)), self.config.micro_batch_size):
+                sub = batch.select(rows)
+                pieces.append(
+                    self.policy.token_logprobs(
+                        sub.prompt_ids, sub.prompt_mask, sub.response_ids, sub.response_mask, model=reference
+                    ).cpu()
+                )
+        return torch.cat(pieces) if pieces else torch.zeros_like(batch.old_logprobs)
+
+    # -- evaluation -------------------------------------------------------------------
+    def evaluate(self, episodes: int | None = None, *, prefix: str = "") -> dict[str, float]:
+        """Plays the first ``episodes`` held-out tasks once each; returns success, score, length, invalid rate.
+
+        Sampling (``eval_greedy=False``) draws from a generator seeded by the step, so
+        evaluating never changes what training samples afterwards.
+        """
+        episodes = self.config.eval_episodes if episodes is None else episodes
+        collector = self._evaluation_collector(episodes)
+        tasks = list(collector.task_ids[:episodes])
+        tasks += tasks[: episodes - len(tasks)] if len(tasks) < episodes else []
+        saved_generator = self.policy.generator
+        self.policy.generator = torch.Generator(device=saved_generator.device).manual_seed(
+            self.config.seed * 1_000_003 + self.step
+        )
+        try:
+            collector.collect(tasks, seed=self.config.seed, greedy=self.config.eval_greedy)
+        finally:
+            self.policy.generator = saved_generator
+        stats = collector.last_stats
+        assert stats is not None
+        return {
+            f"{prefix}success_rate": stats.success_rate,
+            f"{prefix}mean_score": stats.mean_score,
+            f"{prefix}mean_episode_length": stats.mean_episode_length,
+            f"{prefix}invalid_rate": stats.invalid_rate,
+            f"time/{prefix.strip('/') or 'eval'}_s": stats.seconds,
+        }
+
+    def _evaluation_collector(self, episodes: int) -> Collector:
+        if self._eval_collector is None or self._eval_collector.num_groups != episodes:
+            if self._eval_collector is not None:
+                self._eval_collector.close()
+            self._eval_collector = Collector(
+                self.policy, self.env_id, num_groups=episodes, group_size=1, prompt_builder=self.prompt_builder,
+                invalid_action_penalty=self.config.invalid_action_penalty, env_kwargs=self.eval_env_kwargs,
+                progress=self.config.progress,
+            )
+        return self._eval_collector
+
+    # -- logs and checkpoints ---------------------------------------------------------
+    def _open_writer(self) -> None:
+        if not self.config.tensorboard or self._writer is not None:
+            return
+        from torch.utils.tensorboard import SummaryWriter
+
+        self._writer = SummaryWriter(log_dir=str(self.output_dir / "tensorboard"), purge_step=self.step + 1)
+
+    def _log(self, record: dict[str, float]) -> None:
+        with open(self.output_dir / METRICS_FILE, "a", encoding="utf-8") as handle:
+            handle.write(json.dumps(record) + "\n")
+        if self._writer is not None:
+            for key, value in record.items():
+                if key != "step" and isinstance(value, (int, float)) and math.isfinite(value):
+                    self._writer.add_scalar(key, value, record["step"])
+        shown = [f"step {record['step']}"]
+        for key in ("train/success_rate", "train/mean_reward", "train/invalid_rate", "loss",
+                    "eval/success_rate", "eval/invalid_rate", "time/collect_s", "time/update_s"):
+            if key in record:
+                shown.append(f"{key.split('/')[-1] if key.startswith('time/') else key}={record[key]:.3g}")
+        print(" | ".join(shown), flush=True)
+
+    def save(self) -> Path:
+        """Writes a checkpoint of the current step (atomic)."""
+        state = {
+            "optimizer": self.optimizer.state_dict(),
+            "scheduler": None if self.scheduler is None else self.scheduler.state_dict(),
+            "rng": rng_state(self.rng, self.policy.generator),
+            "shuffle_generator": self.shuffle_generator.get_state(),
+            "config": self.config.to_dict(),
+            "model": self.model_name,
+            "env": self.env_id,
+        }
+        return save_checkpoint(self.output_dir, self.step, self.policy.trainable_state_dict(), state)
+
+    def _restore(self) -> None:
+        step, weights, state = load_checkpoint(self.output_dir)
+        self.policy.load_trainable_state_dict(weights)
+        self.optimizer.load_state_dict(state["optimizer"])
+        if self.scheduler is not None and state["scheduler"] is not None:
+            self.scheduler.load_state_dict(state["scheduler"])
+        restore_rng_state(state["rng"], self.rng, self.policy.generator)
+        self.shuffle_generator.set_state(state["shuffle_generator"])
+        self.step = step
+        print(f"resumed from {latest_checkpoint(self.output_dir)} (step {step})", flush=True)
+
+    def close(self) -> None:
+        """Closes envs and the TensorBoard writer."""
+        self.collector.close()
+        if self._eval_collector is not None:
+            self._eval_collector.close()
+        if self._writer is not None:
+            self._writer.close()
+            self._writer = None

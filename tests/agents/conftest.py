@@ -1,0 +1,24 @@
+"""Shared fixtures: the tiny random Qwen3 policy (built once per session into the test cache)."""
+
+from __future__ import annotations
+
+import pytest
+
+
+@pytest.fixture(scope="session")
+def model_cache(tmp_path_factory: pytest.TempPathFactory):
+    return tmp_path_factory.getbasetemp() / "agentenvs-models"
+
+
+@pytest.fixture(scope="session")
+def tiny_model_path(model_cache):
+    from agents.policy.models import resolve_model
+
+    return resolve_model("tiny-random-qwen3", model_cache)
+
+
+@pytest.fixture()
+def tiny_policy(tiny_model_path):
+    from agents.policy import TransformersPolicy
+
+    return TransformersPolicy(str(tiny_model_path), max_new_tokens=6, seed=0)

@@ -1,0 +1,133 @@
+import pytest
+import torch
+
+from agents.policy import LoraOptions, TransformersPolicy, selective_logprobs
+from agents.policy.transformers_policy import char_span_to_token_span
+
+
+def test_selective_logprobs_matches_log_softmax_for_any_chunk_size():
+    generator = torch.Generator().manual_seed(0)
+    logits = torch.randn(3, 5, 11, generator=generator)
+    labels = torch.randint(0, 11, (3, 5), generator=generator)
+    expected = torch.log_softmax(logits / 0.7, dim=-1).gather(-1, labels[..., None]).squeeze(-1)
+    for chunk_size in (1, 4, 15, 100):
+        got = selective_logprobs(logits, labels, temperature=0.7, chunk_size=chunk_size)
+        assert torch.allclose(got, expected, atol=1e-6)
+    with pytest.raises(ValueError, match="disagree"):
+        selective_logprobs(logits, labels[:, :2])
+
+
+def test_char_span_to_token_span():
+    offsets = [(0, 3), (3, 8), (8, 9), (9, 15)]
+    assert char_span_to_token_span(offsets, 3, 9) == (1, 3)
+    assert char_span_to_token_span(offsets, 4, 5) == (1, 2)
+    assert char_span_to_token_span(offsets, 0, 15) == (0, 4)
+    assert char_span_to_token_span(offsets, 8, 8) == (2, 2)
+
+
+def test_sampled_logprobs_agree_with_teacher_forced_scores(tiny_policy):
+    prompts = ["Say hi.", "A much longer prompt, so the batch needs left padding to line up."]
+    generations = tiny_policy.generate(prompts)
+    scores = tiny_policy.score(prompts, [g.response_ids for g in generations])
+    for row, generation in enumerate(generations):
+        length = len(generation.response_ids)
+        assert length == 6 and generation.finish_reason == "length"
+        assert torch.allclose(scores[row, :length], torch.tensor(generation.logprobs), atol=1e-4)
+        assert generation.prompt_ids == tiny_policy.prompt_ids([prompts[row]])[0]
+
+
+def test_temperature_and_padding_tensor_path(tiny_model_path):
+    policy = TransformersPolicy(str(tiny_model_path), max_new_tokens=5, temperature=0.5, seed=1)
+    generations = policy.generate(["one", "two two two"])
+    ids = torch.zeros(2, 7, dtype=torch.long)
+    mask = torch.zeros(2, 7, dtype=torch.long)
+    for row, g in enumerate(generations):
+        ids[row, : len(g.response_ids)] = torch.tensor(g.response_ids)
+        mask[row, : len(g.response_ids)] = 1
+    scores = policy.score(["one", "two two two"], ids, response_mask=mask)
+    assert scores.shape == (2, 7) and scores[:, 5:].abs().sum() == 0
+    for row, g in enumerate(generations):
+        assert torch.allclose(scores[row, :5], torch.tensor(g.logprobs), atol=1e-4)
+
+
+def test_context_changes_scores_of_the_same_tokens(tiny_policy):
+    [generation] = tiny_policy.generate(["Question?"])
+    plain = tiny_policy.score(["Question?"], [generation.response_ids])
+    with_context = tiny_policy.score(["Question?"], [generation.response_ids], contexts=["The answer is 42."])
+    same = tiny_policy.score(["Question?"], [generation.response_ids], contexts=[None])
+    assert torch.equal(plain, same)
+    assert not torch.allclose(plain, with_context)
+    assert tiny_policy.prompt_ids(["Question?"], ["The answer is 42."])[0] == tiny_policy.prompt_ids(
+        ["The answer is 42.\n\nQuestion?"]
+    )[0]
+    with pytest.raises(ValueError, match="contexts"):
+        tiny_policy.score(["a", "b"], [[1], [2]], contexts=["x"])
+
+
+def test_greedy_is_deterministic_and_sampling_follows_the_seed(tiny_model_path):
+    a = TransformersPolicy(str(tiny_model_path), max_new_tokens=5, seed=3)
+    b = TransformersPolicy(str(tiny_model_path), max_new_tokens=5, seed=3)
+    assert [g.response_ids for g in a.generate(["x", "y"])] == [g.response_ids for g in b.generate(["x", "y"])]
+    assert a.generate(["x"], greedy=True)[0].response_ids == a.generate(["x"], greedy=True)[0].response_ids
+
+
+def test_response_prefix_is_in_the_text_not_the_tokens(tiny_model_path):
+    policy = TransformersPolicy(str(tiny_model_path), max_new_tokens=8, seed=0, response_prefix="<")
+    [generation] = policy.generate(["x"])
+    assert generation.text.startswith("<")
+    assert generation.prompt_ids[-1] == policy.tokenizer.encode("<", add_special_tokens=False)[-1]
+    assert generation.token_offsets[0][0] == 1  # offsets count the prefix
+    assert generation.token_offsets[-1][1] == len(generation.text)
+
+
+def test_generation_ends_right_after_a_stop_string(tiny_policy):
+    [full] = tiny_policy.generate(["x"], greedy=True)
+    stop = full.text[: full.token_offsets[1][1]]
+    [stopped] = tiny_policy.generate(["x"], greedy=True, stop=[stop])
+    decode = tiny_policy.tokenizer.decode
+    assert stopped.finish_reason == "stop"
+    assert stopped.response_ids == full.response_ids[: len(stopped.response_ids)]
+    assert stop in decode(stopped.response_ids) and stop not in decode(stopped.response_ids[:-1])
+
+
+def test_lora_reference_is_the_base_model(tiny_model_path):
+    policy = TransformersPolicy(str(tiny_model_path), max_new_tokens=4, seed=0, lora=LoraOptions(rank=2, alpha=4))
+    assert all("lora" in name for name in policy.trainable_state_dict())
+    [generation] = policy.generate(["x"])
+    base = policy.score(["x"], [generation.response_ids], reference=True)
+    with torch.no_grad():
+        for name, parameter in policy.model.named_parameters():
+            if "lora_B" in name:
+                parameter.add_(0.5)
+    moved = policy.score(["x"], [generation.response_ids])
+    reference = policy.score(["x"], [generation.response_ids], reference=True)
+    assert torch.allclose(base, reference) and not torch.allclose(moved, reference)
+
+
+def test_full_finetuning_reference_is_a_frozen_copy(tiny_model_path):
+    policy = TransformersPolicy(str(tiny_model_path), max_new_tokens=4, seed=0, reference=True)
+    with torch.no_grad():
+        next(policy.model.parameters()).add_(0.1)
+    [generation] = policy.generate(["x"])
+    assert not torch.allclose(
+        policy.score(["x"], [generation.response_ids]), policy.score(["x"], [generation.response_ids], reference=True)
+    )
+    with pytest.raises(RuntimeError, match="reference"):
+        with TransformersPolicy(str(tiny_model_path)).reference_model():
+            pass
+
+
+def test_trainable_state_round_trip_and_mismatch(tiny_policy):
+    state = tiny_policy.trainable_state_dict()
+    tiny_policy.load_trainable_state_dict(state)
+    with pytest.raises(KeyError, match="missing"):
+        tiny_policy.load_trainable_state_dict({})
+
+
+def test_bad_arguments_are_named(tiny_model_path):
+    with pytest.raises(ValueError, match="temperature"):
+        TransformersPolicy(str(tiny_model_path), temperature=0)
+    with pytest.raises(ValueError, match="top_p"):
+        TransformersPolicy(str(tiny_model_path), top_p=1.5)
+    with pytest.raises(ValueError, match="neither a built-in name"):
+        TransformersPolicy("/no/such/model")

@@ -1,0 +1,144 @@
+import json
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import torch
+
+from agents import GRPOAgent, GRPOConfig
+from agents.algorithms.base import CREDIT_RULES, CreditRule, register_credit_rule
+from agents.trainer import default_eval_env_kwargs, lr_lambda
+
+REPO = Path(__file__).resolve().parents[2]
+
+# A run on the tiny random model: its rewards are all equal (GRPO advantages 0), so the
+# resume test uses a rule with non-zero advantages to make the weights, and hence what
+# is sampled next, move.
+RUN_SCRIPT = r"""
+import json, os, signal, sys, torch
+from agents import GRPOAgent, GRPOConfig
+from agents.algorithms.base import CreditRule, register_credit_rule
+from agents.trainer import Trainer
+
+@register_credit_rule("alternating_sign")
+class AlternatingSign(CreditRule):
+    def compute(self, batch, context):
+        sign = 1.0 - 2.0 * (batch.trajectory_index % 2).float()
+        return sign[:, None] * batch.response_mask
+
+settings = json.loads(sys.argv[1])
+kill_after = settings.pop("kill_after_step")
+total = settings.pop("total_steps")
+if kill_after is not None:
+    log = Trainer._log
+    def log_then_die(self, record):
+        log(self, record)
+        if record["step"] == kill_after:
+            os.kill(os.getpid(), signal.SIGKILL)
+    Trainer._log = log_then_die
+agent = GRPOAgent(model=settings.pop("model"), env="SearchQA-v0", config=GRPOConfig(**settings))
+agent.learn(total, plot=False)
+"""
+
+
+def _run(tmp_path, model, output_dir, total_steps, kill_after_step=None, resume=False):
+    settings = dict(
+        model=str(model), total_steps=total_steps, kill_after_step=kill_after_step, credit="alternating_sign",
+        num_groups=2, group_size=2, max_new_tokens=4, env_kwargs={"max_turns": 2}, eval_every=2, save_every=1,
+        eval_episodes=2, eval_greedy=False, learning_rate=1e-2, micro_batch_size=3, num_iterations=1,
+        mini_batches=2, lr_scheduler_type="cosine", warmup_steps=1, beta=0.05, output_dir=str(output_dir),
+        resume=resume, progress=False, tensorboard=True,
+    )
+    env = {**os.environ, "AGENTENVS_CACHE": str(tmp_path / "cache")}
+    return subprocess.run([sys.executable, "-c", RUN_SCRIPT, json.dumps(settings)], cwd=REPO, env=env,
+                          capture_output=True, text=True, timeout=600)
+
+
+def _metrics(folder):
+    records = [json.loads(line) for line in (folder / "metrics.jsonl").read_text().splitlines()]
+    return [{k: v for k, v in r.items() if not k.startswith("time/")} for r in records]
+
+
+@pytest.mark.slow
+def test_resume_after_sigkill_reproduces_an_uninterrupted_run(tmp_path, tiny_model_path):
+    straight, resumed = tmp_path / "straight", tmp_path / "resumed"
+    done = _run(tmp_path, tiny_model_path, straight, total_steps=3)
+    assert done.returncode == 0, done.stderr[-2000:]
+    killed = _run(tmp_path, tiny_model_path, resumed, total_steps=3, kill_after_step=2)
+    assert killed.returncode == -signal.SIGKILL
+    assert [r["step"] for r in _metrics(resumed)] == [0, 1, 2]  # step 2 logged, never checkpointed
+    assert (resumed / "checkpoints" / "latest").read_text().strip() == "step_1"
+    again = _run(tmp_path, tiny_model_path, resumed, total_steps=3, resume=True)
+    assert again.returncode == 0, again.stderr[-2000:]
+    assert "resumed from" in again.stdout and "(step 1)" in again.stdout
+    expected, got = _metrics(straight), _metrics(resumed)
+    assert [r["step"] for r in got] == [0, 1, 2, 3]
+    assert any(abs(r["loss"]) > 0 for r in expected if "loss" in r)  # the weights really moved
+    assert got == expected
+
+
+def test_learn_end_to_end_on_searchqa(tmp_path, tiny_model_path):
+    config = GRPOConfig(num_groups=2, group_size=2, max_new_tokens=5, env_kwargs={"max_turns": 2}, eval_every=1,
+                        eval_episodes=2, save_every=1, output_dir=str(tmp_path / "run"), progress=False,
+                        learning_rate=1e-3)
+    agent = GRPOAgent(model=str(tiny_model_path), env="SearchQA-v0", config=config)
+    try:
+        record = agent.learn(2)
+        evaluation = agent.evaluate(episodes=2)
+    finally:
+        agent.close()
+    run = tmp_path / "run"
+    records = [json.loads(line) for line in (run / "metrics.jsonl").read_text().splitlines()]
+    assert [r["step"] for r in records] == [0, 1, 2] and record["step"] == 2
+    for key in ("train/success_rate", "train/invalid_rate", "loss", "eval/success_rate", "eval/mean_episode_length"):
+        assert key in records[-1]
+    assert set(evaluation) >= {"success_rate", "mean_score", "mean_episode_length", "invalid_rate"}
+    assert (run / "learning_curve.png").stat().st_size > 1000
+    assert list((run / "tensorboard").glob("events.out.tfevents.*"))
+    assert (run / "checkpoints" / "latest").read_text().strip() == "step_2"
+    assert json.loads((run / "config.json").read_text())["config"]["num_groups"] == 2
+
+
+def test_trainer_applies_any_registered_rule_and_updates_weights(tmp_path, tiny_model_path):
+    @register_credit_rule("plus_one")
+    class PlusOne(CreditRule):
+        def compute(self, batch, context):
+            assert context.score(batch.prompts[:1], batch.response_ids[:1],
+                                 response_mask=batch.response_mask[:1]).shape == (1, batch.response_ids.shape[1])
+            return batch.response_mask.float()
+
+    try:
+        config = GRPOConfig(credit="plus_one", num_groups=1, group_size=2, max_new_tokens=4,
+                            env_kwargs={"max_turns": 1}, eval_episodes=1, save_every=0, output_dir=str(tmp_path),
+                            progress=False, tensorboard=False, learning_rate=1e-2)
+        agent = GRPOAgent(model=str(tiny_model_path), env="SearchQA-v0", config=config)
+        before = {k: v.clone() for k, v in agent.policy.trainable_state_dict().items()}
+        agent.learn(1, plot=False)
+        after = agent.policy.trainable_state_dict()
+        assert any(not torch.equal(before[k], after[k]) for k in before)
+        agent.close()
+    finally:
+        del CREDIT_RULES["plus_one"]
+
+
+def test_lr_schedules_and_eval_split():
+    assert [lr_lambda("linear", 2, 6)(n) for n in range(6)] == pytest.approx([0.5, 1.0, 1.0, 0.75, 0.5, 0.25])
+    assert lr_lambda("cosine", 0, 4)(2) == pytest.approx(0.5)
+    assert lr_lambda("constant", 0, 4)(3) == 1.0
+    assert default_eval_env_kwargs("SearchQA-v0", {"max_turns": 2}) == {"max_turns": 2, "split": "test"}
+
+
+def test_config_validation_names_the_field():
+    for kwargs, name in [({"group_size": 0}, "group_size"), ({"temperature": 0}, "temperature"),
+                         ({"scale_rewards": "std"}, "scale_rewards"), ({"max_turns": 0}, "max_turns"),
+                         ({"epsilon": 1.5}, "epsilon")]:
+        with pytest.raises(ValueError, match=f"GRPOConfig.{name}"):
+            GRPOConfig(**kwargs)
+    with pytest.raises(ValueError, match="credit='nope'"):
+        GRPOAgent(model="tiny-random-qwen3", config=GRPOConfig(credit="nope"))
+    assert GRPOConfig.from_dict(GRPOConfig(beta=0.1).to_dict()) == GRPOConfig(beta=0.1)
+    with pytest.raises(ValueError, match="unknown GRPOConfig"):
+        GRPOConfig.from_dict({"lr": 1})
