@@ -1,0 +1,103 @@
+"""Update-time overhead of ORSD and TASPO credit over GRPO on one identical batch.
+
+One batch of ALFWorld-style trajectory groups (two wins, two losses per group; real
+tokenizer, real prompts, rollout log-probs from the policy) is credited and used for one
+policy update by each rule, in the same process, with the weights restored in between.
+Reported: median seconds of credit + update per rule and the ratio to GRPO (goals: TASPO
+≤ 1.3×, ORSD ≤ 1.6×). ORSD runs its programmatic proposer/verifier, TASPO its rule-based
+analyzer with aligned PI, so the extra cost is mostly the one PI scoring pass.
+
+Usage:
+    python benchmarks/credit_overhead.py --model tiny-random-qwen3 --groups 8 --repeats 3
+"""
+
+from __future__ import annotations
+
+import argparse
+import copy
+import statistics
+import time
+
+import torch
+
+from agents.algorithms.base import CreditContext, make_credit_rule
+from agents.config import GRPOConfig
+from agents.policy import TransformersPolicy
+from agents.privileged.testing import default_prompt, register_letter_hunt, toy_group
+from agents.rollout import RolloutBatch, RolloutRow
+from agents.trainer import Trainer
+
+
+def tokenized_batch(policy: TransformersPolicy, num_groups: int) -> RolloutBatch:
+    """The toy groups as a RolloutBatch in the policy's own tokens, log-probs from ``policy.score``."""
+    groups = [toy_group(group_id=g, task_id=f"toy{g}") for g in range(num_groups)]
+    rows, rewards, success, group_ids = [], [], [], []
+    index = 0
+    for group in groups:
+        for trajectory in group.trajectories:
+            for turn_number, turn in enumerate(trajectory.turns):
+                prompt = default_prompt(trajectory.task, turn.observation)
+                encoded = policy.tokenizer(turn.raw_output, add_special_tokens=False, return_offsets_mapping=True)
+                ids, offsets = encoded["input_ids"], encoded["offset_mapping"]
+                start, end = turn.action_span.start, turn.action_span.end
+                covered = [k for k, (a, b) in enumerate(offsets) if a < end and b > start]
+                span = (covered[0], covered[-1] + 1) if covered else None
+                rows.append(RolloutRow(prompt, policy.prompt_ids([prompt])[0], ids, [0.0] * len(ids), span, index,
+                                       turn_number, group.group_id, turn.reward, turn.valid))
+            rewards.append(trajectory.score)
+            success.append(trajectory.success)
+            group_ids.append(group.group_id)
+            index += 1
+    batch = RolloutBatch.from_rows(rows, trajectory_rewards=rewards, trajectory_success=success,
+                                   trajectory_group_ids=group_ids, pad_token_id=policy.pad_token_id, groups=groups)
+    batch.old_logprobs = policy.score(batch.prompts, batch.response_ids, response_mask=batch.response_mask).cpu()
+    return batch
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--model", default="tiny-random-qwen3")
+    parser.add_argument("--groups", type=int, default=8)
+    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--micro-batch-size", type=int, default=16)
+    args = parser.parse_args()
+    torch.manual_seed(0)
+    policy = TransformersPolicy(args.model, max_new_tokens=8, seed=0)
+    batch = tokenized_batch(policy, args.groups)
+    print(f"batch: {len(batch)} turns, {batch.num_tokens} response tokens, {args.groups} groups x 4, model {args.model}")
+    initial = copy.deepcopy(policy.trainable_state_dict())
+    configs = {
+        "grpo": GRPOConfig(credit="grpo", micro_batch_size=args.micro_batch_size, progress=False, tensorboard=False),
+        "orsd": GRPOConfig(credit="orsd", micro_batch_size=args.micro_batch_size, progress=False, tensorboard=False),
+        "taspo": GRPOConfig(credit="taspo", micro_batch_size=args.micro_batch_size, progress=False, tensorboard=False),
+    }
+    trainer = Trainer(policy, register_letter_hunt(), configs["grpo"])
+    seconds: dict[str, list[float]] = {name: [] for name in configs}
+    credit_seconds: dict[str, list[float]] = {name: [] for name in configs}
+    try:
+        for _ in range(args.repeats):
+            for name, config in configs.items():  # interleaved so drift in machine load hits all rules alike
+                policy.load_trainable_state_dict(copy.deepcopy(initial))
+                rule = make_credit_rule(name, config)
+                trainer.config = config
+                start = time.perf_counter()
+                advantages = rule.compute(batch, CreditContext(config=config, scorer=policy.score))
+                credited = time.perf_counter()
+                trainer.update(batch, advantages)
+                seconds[name].append(time.perf_counter() - start)
+                credit_seconds[name].append(credited - start)
+                extra = {k: round(v, 3) for k, v in getattr(rule, "stats", {}).items()
+                         if k.endswith(("groups_with_rubric", "pi_coverage", "aligned_turn_fraction"))}
+                if extra and len(seconds[name]) == 1:
+                    print(f"  {name} stats: {extra}")
+    finally:
+        trainer.close()
+    base = statistics.median(seconds["grpo"])
+    print(f"{'rule':6s} {'credit+update s':>16s} {'credit s':>9s} {'ratio vs GRPO':>14s}")
+    for name in configs:
+        median = statistics.median(seconds[name])
+        print(f"{name:6s} {median:16.3f} {statistics.median(credit_seconds[name]):9.3f} {median / base:13.2f}x")
+
+
+if __name__ == "__main__":
+    main()
