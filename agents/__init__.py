@@ -16,6 +16,7 @@ from agents.agent import GRPOAgent, build_policy
 from agents.algorithms import CREDIT_RULES, CreditContext, CreditRule, make_credit_rule, register_credit_rule
 from agents.collector import Collector
 from agents.config import GRPOConfig
+from agents.privileged.agents import ORSDAgent, TASPOAgent
 from agents.rollout import RolloutBatch, RolloutRow
 from agents.trainer import Trainer
 
@@ -26,8 +27,10 @@ __all__ = [
     "CreditRule",
     "GRPOAgent",
     "GRPOConfig",
+    "ORSDAgent",
     "RolloutBatch",
     "RolloutRow",
+    "TASPOAgent",
     "Trainer",
     "build_policy",
     "make_credit_rule",
