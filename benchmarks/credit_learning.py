@@ -1,0 +1,161 @@
+"""Learning comparison: GRPO vs ORSD vs TASPO at the same env-interaction budget, ≥ 3 seeds.
+
+Every (algorithm, seed) run trains the same model on the same env with the same config
+(only ``config.credit`` differs), in its own process, so runs can share one machine in
+parallel (``--parallel``; on a GPU, plain HF ``generate`` is CPU-overhead-bound, so several
+small-model processes use it far better than one). Each run writes its metrics JSONL; the
+aggregate step draws held-out success vs env episodes (mean ± std over seeds) in one PNG
+and writes a Markdown table of final success ± std, with the configuration.
+
+Presets: ``cpu`` is sized for a few CPU cores (SmolLM2-135M, the README quick-start config);
+``gpu`` for one GPU (more steps, larger groups, 9 processes at once).
+
+Usage:
+    python benchmarks/credit_learning.py --preset cpu --seeds 0 1 2 --parallel 1
+    python benchmarks/credit_learning.py --preset gpu --parallel 9
+    python benchmarks/credit_learning.py --aggregate-only --output benchmarks/results/credit_learning
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ALGORITHMS = ("grpo", "orsd", "taspo")
+
+
+def preset_config(preset: str, env: str, steps: int | None):
+    """(model, env, steps, GRPOConfig) of a preset; ORSD/TASPO use their documented default options."""
+    from agents.cli import QUICKSTART
+
+    base = QUICKSTART.config
+    if preset == "cpu":
+        config = dataclasses.replace(base, eval_every=2, eval_episodes=24, save_every=0, progress=False)
+        return QUICKSTART.model, env, steps or 10, config
+    if preset == "gpu":
+        config = dataclasses.replace(
+            base, num_groups=8, group_size=8, eval_every=5, eval_episodes=64, save_every=0, device="cuda",
+            micro_batch_size=32, progress=False,
+        )
+        return QUICKSTART.model, env, steps or 60, config
+    if preset == "smoke":  # seconds: checks the script end to end with the tiny random model
+        config = dataclasses.replace(base, num_groups=2, group_size=2, max_new_tokens=4, eval_every=1,
+                                     eval_episodes=2, save_every=0, progress=False)
+        return "tiny-random-qwen3", env, steps or 1, config
+    raise ValueError(f"--preset must be cpu, gpu or smoke, got {preset!r}")
+
+
+def run_one(algorithm: str, seed: int, args: argparse.Namespace) -> None:
+    """Worker: trains one (algorithm, seed) run into ``output/algorithm_seed``."""
+    from agents import GRPOAgent, ORSDAgent, TASPOAgent
+
+    model, env, steps, config = preset_config(args.preset, args.env, args.steps)
+    config = dataclasses.replace(config, seed=seed, credit=algorithm, tensorboard=False,
+                                 output_dir=str(Path(args.output) / f"{algorithm}_{seed}"))
+    agent_class = {"grpo": GRPOAgent, "orsd": ORSDAgent, "taspo": TASPOAgent}[algorithm]
+    agent = agent_class(model=model, env=env, config=config)
+    try:
+        agent.learn(steps, plot=False)
+    finally:
+        agent.close()
+
+
+def launch(args: argparse.Namespace) -> None:
+    """Runs every (algorithm, seed) as a subprocess, ``--parallel`` at a time."""
+    jobs = [(algorithm, seed) for seed in args.seeds for algorithm in args.algorithms]
+    running: list[tuple[subprocess.Popen, str, float]] = []
+    Path(args.output).mkdir(parents=True, exist_ok=True)
+    while jobs or running:
+        while jobs and len(running) < args.parallel:
+            algorithm, seed = jobs.pop(0)
+            name = f"{algorithm}_{seed}"
+            log = open(Path(args.output) / f"{name}.log", "w")  # noqa: SIM115 (closed when the process ends)
+            command = [sys.executable, __file__, "--worker", algorithm, str(seed), "--preset", args.preset,
+                       "--env", args.env, "--output", args.output] + (["--steps", str(args.steps)] if args.steps else [])
+            running.append((subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT), name, time.time()))
+            print(f"started {name}", flush=True)
+        time.sleep(2)
+        for process, name, started in list(running):
+            if process.poll() is not None:
+                running.remove((process, name, started))
+                print(f"finished {name} (exit {process.returncode}, {time.time() - started:.0f} s)", flush=True)
+
+
+def aggregate(args: argparse.Namespace) -> None:
+    """Plot of held-out success vs env episodes (mean ± std) and a table of final success."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    output = Path(args.output)
+    figure, axis = plt.subplots(figsize=(6, 4))
+    rows = []
+    episodes_per_step = None
+    for algorithm in args.algorithms:
+        curves = {}
+        for seed in args.seeds:
+            path = output / f"{algorithm}_{seed}" / "metrics.jsonl"
+            if not path.exists():
+                continue
+            records = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+            config = json.loads((path.parent / "config.json").read_text())["config"]
+            episodes_per_step = config["num_groups"] * config["group_size"]
+            curves[seed] = {r["step"]: r["eval/success_rate"] for r in records if "eval/success_rate" in r}
+        if not curves:
+            continue
+        steps = sorted(set.intersection(*(set(c) for c in curves.values())))
+        means = [statistics.mean(c[s] for c in curves.values()) for s in steps]
+        stds = [statistics.pstdev([c[s] for c in curves.values()]) for s in steps]
+        x = [s * (episodes_per_step or 1) for s in steps]
+        axis.plot(x, means, marker="o", label=algorithm.upper())
+        axis.fill_between(x, [m - d for m, d in zip(means, stds, strict=True)],
+                          [m + d for m, d in zip(means, stds, strict=True)], alpha=0.2)
+        finals = [c[steps[-1]] for c in curves.values()]
+        rows.append((algorithm.upper(), len(finals), means[0], statistics.mean(finals), statistics.pstdev(finals)))
+    axis.set_xlabel("training episodes (env interactions)")
+    axis.set_ylabel("held-out success rate")
+    axis.set_title(f"GRPO vs ORSD vs TASPO · {args.env} · preset {args.preset}")
+    axis.legend()
+    figure.tight_layout()
+    figure.savefig(output / "learning_curves.png", dpi=120)
+    _, model, env, steps, config = (None, *preset_config(args.preset, args.env, args.steps))
+    lines = [
+        f"# Learning comparison ({args.preset} preset)", "",
+        f"model `{model}`, env `{env}`, {steps} steps x {config.num_groups} groups x {config.group_size} "
+        f"rollouts, seeds {list(args.seeds)}; ORSD/TASPO with default options.", "",
+        "| algorithm | seeds | success at step 0 | final success (mean ± std) |", "|---|---|---|---|",
+    ]
+    lines += [f"| {name} | {n} | {start:.3f} | {mean:.3f} ± {std:.3f} |" for name, n, start, mean, std in rows]
+    (output / "results.md").write_text("\n".join(lines) + "\n")
+    print("\n".join(lines))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--preset", default="cpu", choices=["cpu", "gpu", "smoke"])
+    parser.add_argument("--env", default="SearchQA-v0")
+    parser.add_argument("--steps", type=int, default=None, help="training steps (default: the preset's)")
+    parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
+    parser.add_argument("--algorithms", nargs="+", default=list(ALGORITHMS), choices=ALGORITHMS)
+    parser.add_argument("--parallel", type=int, default=1, help="runs at once")
+    parser.add_argument("--output", default="benchmarks/results/credit_learning")
+    parser.add_argument("--aggregate-only", action="store_true")
+    parser.add_argument("--worker", nargs=2, metavar=("ALGORITHM", "SEED"), help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.worker:
+        run_one(args.worker[0], int(args.worker[1]), args)
+        return
+    if not args.aggregate_only:
+        launch(args)
+    aggregate(args)
+
+
+if __name__ == "__main__":
+    main()
