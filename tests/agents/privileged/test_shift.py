@@ -62,3 +62,29 @@ def test_shift_no_pi_costs_nothing_and_checks_sizes():
         privileged_logprob_shift(scorer, ["p"], ids, mask, [None, None])
     with pytest.raises(ValueError, match="base_logprobs"):
         privileged_logprob_shift(scorer, ["p"], ids, mask, ["x"], base_logprobs=torch.zeros(2, 2))
+
+
+def test_shift_with_the_real_policy_reuses_rollout_logprobs(tiny_policy):
+    """Δ from rollout log-probs equals Δ from re-scoring: the PI pass is the only extra forward."""
+    prompts = ["Task: find the pen.\nYou see a desk 1.", "Task: find the pen.\nYou see a drawer 2."]
+    generations = tiny_policy.generate(prompts)
+    width = max(len(g.response_ids) for g in generations)
+    ids = torch.zeros((2, width), dtype=torch.long)
+    mask = torch.zeros((2, width), dtype=torch.long)
+    old = torch.zeros((2, width))
+    for row, generation in enumerate(generations):
+        n = len(generation.response_ids)
+        ids[row, :n], mask[row, :n] = torch.tensor(generation.response_ids), 1
+        old[row, :n] = torch.tensor(generation.logprobs)
+    privileged = ["Hint: the pen is on the desk 1.", None]
+    reused = privileged_logprob_shift(tiny_policy.score, prompts, ids, mask, privileged, tasks=["find the pen."] * 2,
+                                      base_logprobs=old)
+    rescored = privileged_logprob_shift(tiny_policy.score, prompts, ids, mask, privileged,
+                                        tasks=["find the pen."] * 2)
+    assert torch.allclose(reused, rescored, atol=1e-4)
+    assert reused[0][mask[0].bool()].abs().sum() > 0  # the hint moves the random model's log-probs
+    assert (reused[1] == 0).all() and (reused[~mask.bool()] == 0).all()
+    with_hint = insert_privileged_text(prompts[0], privileged[0], task="find the pen.")
+    direct = tiny_policy.score([with_hint], ids[:1], response_mask=mask[:1]) - tiny_policy.score(
+        prompts[:1], ids[:1], response_mask=mask[:1])
+    assert torch.allclose(rescored[:1], direct * mask[:1], atol=1e-5)
