@@ -3,8 +3,10 @@
 An item is supported at turn t of a target trajectory when its anchors appear (as whole
 words) in what the target had observed when it acted at t: the task, the reset observation
 and the observations of turns 0..t. ``match="all"`` (default) needs every anchor,
-``"any"`` one of them. A turn with no supported item is *unaligned* and gets no PI; turns
-whose action was invalid (no executable action to credit) are unaligned too.
+``"any"`` one of them. A turn's items are listed most recently supported first (what the
+agent just came to see is most likely to bear on its decision; ties keep the analyzer's
+order), so a cap on PI items keeps the state-relevant ones. A turn with no supported item is
+*unaligned* and gets no PI; turns whose action was invalid are unaligned too.
 
 Example:
     >>> from agentenvs.core.trajectory import Trajectory, Turn
@@ -34,13 +36,18 @@ def align_guidance(
     if match not in ANCHOR_MATCHES:
         raise ValueError(f"match must be one of {ANCHOR_MATCHES}, got {match!r}")
     combine = all if match == "all" else any
+    first_supported: dict[int, int] = {}  # item position -> turn at which it became supported
     aligned: list[tuple[GuidanceItem, ...]] = []
     for index, turn in enumerate(target.turns):
+        seen = observations_up_to(target, index)
+        for position, item in enumerate(items):
+            if position not in first_supported and combine(mentions(seen, anchor) for anchor in item.anchors):
+                first_supported[position] = index
         if not (turn.valid and turn.action):
             aligned.append(())
             continue
-        seen = observations_up_to(target, index)
-        aligned.append(tuple(item for item in items if combine(mentions(seen, anchor) for anchor in item.anchors)))
+        supported = sorted(first_supported, key=lambda position: (-first_supported[position], position))
+        aligned.append(tuple(items[position] for position in supported))
     return aligned
 
 

@@ -17,7 +17,7 @@ Example:
     >>> win = Trajectory("t", 0, turns, True, 1.0, final_observation="You pick up the pen 2.")
     >>> items = rule_based_guidance([win]).items
     >>> [(item.kind, item.anchors) for item in items][:3]
-    [('requirement', ('desk 1',)), ('requirement', ('pen 2', 'desk 1')), ('order', ('desk 1', 'pen 2'))]
+    [('requirement', ('desk 1',)), ('order', ('desk 1', 'pen 2')), ('progress', ('desk 1',))]
     >>> items[0].text
     'When desk 1 is in view, "go to desk 1" was a step of a successful attempt.'
 """
@@ -89,8 +89,9 @@ def _result_of(trajectory: Trajectory, turn_index: int) -> str:
 def rule_based_guidance(successes: Sequence[Trajectory], *, max_items: int = 24) -> Analysis:
     """Guidance from the successful siblings' valid actions and the observations around them.
 
-    Items are ordered by kind (requirements, orders, progress, alternatives), within a kind
-    by how many siblings support them (ties: first seen); duplicates are merged.
+    Within a kind, items are ranked by how many siblings support them (ties: first seen);
+    the kinds are then interleaved (requirement, order, progress, alternative, requirement,
+    ...) and the first ``max_items`` kept. Duplicates are merged.
     """
     found: dict[str, dict[str, GuidanceItem]] = {kind: {} for kind in GUIDANCE_KINDS}  # insertion-ordered
     siblings: dict[tuple[str, str], set[int]] = {}
@@ -158,11 +159,18 @@ def rule_based_guidance(successes: Sequence[Trajectory], *, max_items: int = 24)
                              "both led to success.", anchors, f'saw "{shorten(situation, 80)}"'),
                 -1,
             )
-    ordered: list[GuidanceItem] = []
+    ranked: dict[str, list[GuidanceItem]] = {}
     for kind in GUIDANCE_KINDS:
         keys = list(found[kind])
-        ranked = sorted(range(len(keys)), key=lambda i: (-len(siblings[(kind, keys[i])]), i))
-        ordered += [found[kind][keys[i]] for i in ranked]
+        order = sorted(range(len(keys)), key=lambda i: (-len(siblings[(kind, keys[i])]), i))
+        ranked[kind] = [found[kind][keys[i]] for i in order]
+    # Round-robin over kinds so a long trajectory's many requirements cannot crowd out the rest.
+    ordered = [
+        ranked[kind][rank]
+        for rank in range(max((len(items) for items in ranked.values()), default=0))
+        for kind in GUIDANCE_KINDS
+        if rank < len(ranked[kind])
+    ]
     return Analysis(ordered[:max_items], dropped=max(len(ordered) - max_items, 0))
 
 

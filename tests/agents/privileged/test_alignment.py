@@ -12,7 +12,7 @@ def test_items_align_where_their_anchors_were_observed():
     mug = GuidanceItem("requirement", "mug", ("mug 7",))
     aligned = align_guidance([desk, pen_drawer, mug], lose_a)
     assert aligned[0] == (desk,)  # the start observation names desk 1 and drawer 1, not pen 2
-    assert aligned[3] == (desk, pen_drawer)  # pen 2 first observed at turn 3
+    assert aligned[3] == (pen_drawer, desk)  # pen 2 first observed at turn 3: most recent first
     assert all(mug not in turn for turn in aligned)
     any_match = align_guidance([pen_drawer], lose_a, match="any")
     assert any_match[0] == (pen_drawer,)

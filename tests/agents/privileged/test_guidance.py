@@ -18,7 +18,7 @@ def test_rule_based_items_cover_all_kinds_with_evidence():
     wins = [t for t in group if t.success]
     items = rule_based_guidance(wins).items
     kinds = [item.kind for item in items]
-    assert kinds == sorted(kinds, key=["requirement", "order", "progress", "alternative"].index)
+    assert kinds[:4] == ["requirement", "order", "progress", "alternative"]  # kinds interleaved
     first = items[0]  # supported by both successful siblings -> ranked first
     assert first.kind == "requirement" and first.anchors == ("desk 1",) and '"go to desk 1"' in first.text
     assert 'saw "You are in a room.' in first.evidence
