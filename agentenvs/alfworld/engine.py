@@ -17,6 +17,7 @@ The game dynamics, text and admissible commands are TextWorld's own, unchanged.
 
 from __future__ import annotations
 
+import copy
 import json
 import sys
 import threading
@@ -57,6 +58,76 @@ def _parse_grammar(grammar_json: str) -> textgen.ContextSensitiveGrammar:
     return grammar
 
 
+@lru_cache(maxsize=8192)
+def _parse_symbols(text: str) -> list[Any]:
+    return textgen._parse_and_convert(text, rule_name="symbols")
+
+
+@lru_cache(maxsize=4096)
+def _parse_query(expression: str) -> Any:
+    return textworld.logic.Rule.parse_conjunctive_query(expression)
+
+
+class _FastGrammar(textgen.ContextSensitiveGrammar):
+    """TextWorld's context-sensitive grammar, expanding text the same way but parsing
+    each template and query once (TextWorld re-parses them for every command of every
+    step, which is most of a step's time)."""
+
+    def derive(self, start: str, context: dict[str, Any] | None = None) -> str:
+        stack = copy.deepcopy(_parse_symbols(start))[::-1]
+        for symbol in stack:
+            symbol.context = textgen.copy_context(context or {})
+        derived = []
+        while stack:
+            symbol = stack.pop()
+            if isinstance(symbol, textgen.TerminalSymbol):
+                derived.append(symbol)
+            elif isinstance(symbol, textgen.NonterminalSymbol):
+                stack += self.replace(symbol)[::-1]
+            elif isinstance(symbol, textgen.ConditionalSymbol):
+                stack += self._expand_conditional(symbol)[::-1]
+            elif isinstance(symbol, textgen.ListSymbol):
+                stack += self._expand_list(symbol)[::-1]
+            elif isinstance(symbol, textgen.EvalSymbol):
+                stack += symbol.derive()[::-1]
+            else:
+                raise NotImplementedError(f"unknown symbol: {type(symbol)}")
+        return "".join(map(str, derived))
+
+    def replace(self, start: Any) -> list[Any]:
+        rules = self._rules.get(str(start))
+        if not rules:
+            raise textgen.CSGUnknownSymbolError(start)
+        state, mapping = start.context.get("state"), start.context.get("mapping")
+        for rule in rules:
+            if not rule.condition or any(True for _ in state.all_assignments(_parse_query(rule.condition), mapping)):
+                symbols = copy.deepcopy(rule.rhs)
+                for symbol in symbols:
+                    symbol.context = textgen.copy_context(start.context)
+                return symbols
+        raise IndexError(f"no applicable rule for #{start}#")
+
+    def _expand_conditional(self, symbol: Any) -> list[Any]:
+        if len(symbol.context) == 0:
+            raise ValueError("Empty context")
+        context = textgen.copy_context(symbol.context)
+        contexts = [context]
+        if symbol.given:
+            contexts = []
+            for mapping in context["state"].all_assignments(_parse_query(symbol.given), context["mapping"]):
+                bound = textgen.copy_context(context)
+                bound["variables"].update({ph.name: bound["entity_infos"][var.name] for ph, var in mapping.items()})
+                bound["mapping"].update(mapping)
+                contexts.append(bound)
+        return [symbol.expression.copy(c) for c in contexts]
+
+    def _expand_list(self, symbol: Any) -> list[Any]:
+        inner = symbol.symbol
+        inner.context = symbol.context
+        items = self._expand_conditional(inner) if isinstance(inner, textgen.ConditionalSymbol) else inner.derive()
+        return textgen.display_list(items, symbol.context)
+
+
 class _MemoizedConverter(pddl_logic._ModelConverter):
     """TextWorld's converter of a parsed ``.twl2`` document, with memoized grammar rules."""
 
@@ -79,7 +150,7 @@ class _GameLogic(pddl_logic.GameLogic):
 
     def __init__(self, domain: str, grammar: str) -> None:
         self.domain = domain
-        self.grammar = textgen.ContextSensitiveGrammar()
+        self.grammar = _FastGrammar()
         self.actions = {}
         self.types = textworld.logic.TypeHierarchy()
         actions, rules = _MemoizedConverter().walk(pddl_logic._PARSER.parse(grammar, rule_name="pddlStart"))
@@ -111,12 +182,21 @@ class _TranslationCache:
     """A bounded LRU of :class:`Translation` keyed by (domain, problem, optimize).
 
     Thread-safe: the translator keeps its options in module globals, so one
-    translation runs at a time (a prefetch thread and the env share the cache).
+    translation runs at a time (a prefetch thread and the env share the cache). A
+    prefetched translation waits in its own slot, so prefetching works at capacity 0.
     """
 
     def __init__(self, capacity: int) -> None:
         self.capacity = capacity
         self._items: OrderedDict[tuple[str, str, bool], Translation] = OrderedDict()
+        self._prefetched: tuple[tuple[str, str, bool], Translation] | None = None
+
+    def prefetch(self, domain: str, problem: str) -> None:
+        """Translates ahead of time; the next :meth:`get` of this problem takes it."""
+        key = (domain, problem, False)
+        with _TRANSLATOR_LOCK:
+            if key not in self._items and (self._prefetched is None or self._prefetched[0] != key):
+                self._prefetched = (key, Translation(*_translate(domain, problem, optimize=False)))
 
     def get(self, domain: str, problem: str, *, optimize: bool = False) -> Translation:
         with _TRANSLATOR_LOCK:
@@ -128,7 +208,10 @@ class _TranslationCache:
         if hit is not None:
             self._items.move_to_end(key)
             return hit
-        translation = Translation(*_translate(domain, problem, optimize=optimize))
+        if self._prefetched is not None and self._prefetched[0] == key:
+            translation, self._prefetched = self._prefetched[1], None
+        else:
+            translation = Translation(*_translate(domain, problem, optimize=optimize))
         if self.capacity > 0:
             self._items[key] = translation
             while len(self._items) > self.capacity:
@@ -281,7 +364,7 @@ class AlfredEngine:
         return self._pddl._pddl_state.replan(self._pddl._entity_infos)
 
     def prepare(self, game_file: str | Path) -> None:
-        """Translates ``game_file``'s problem ahead of time (fills the cache only)."""
+        """Translates ``game_file``'s problem ahead of time, for the next :meth:`start`."""
         with open(game_file) as f:
             data = json.load(f)
-        self._translations.get(data["pddl_domain"], data["pddl_problem"])
+        self._translations.prefetch(data["pddl_domain"], data["pddl_problem"])

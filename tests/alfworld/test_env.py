@@ -21,11 +21,14 @@ def _make(alfworld_data: Path, **kwargs):
 
 
 @pytest.mark.slow
-def test_all_valid_seen_walkthroughs_win(alfworld_data: Path) -> None:
+def test_valid_seen_walkthroughs_win(alfworld_data: Path) -> None:
+    # All 140 take ~3.5 min on 2 busy cores: CI plays a seeded sample of 40;
+    # benchmarks/alfworld_speed.py --all-walkthroughs plays every one.
     env = _make(alfworld_data, prefetch=False, translation_cache_size=0)
     task_ids = env.unwrapped.task_ids
     assert len(task_ids) == 140
-    for task_id in task_ids:
+    sample = np.random.default_rng(0).choice(len(task_ids), size=40, replace=False)
+    for task_id in [task_ids[i] for i in sorted(sample)]:
         _, info = env.reset(options={"task_id": task_id})
         walkthrough = json.loads(Path(info["game_file"]).read_text())["walkthrough"]
         for turn, command in enumerate(walkthrough):
