@@ -92,6 +92,8 @@ class ORSDOptions:
     """Where the rubric goes in the prompt: after_task, prompt_start or prompt_end."""
     rescore_without_pi: bool = False
     """Score the no-PI term again instead of reusing the rollout log-probs (equal while unchanged)."""
+    lm_max_new_tokens: int = 192
+    """Token limit when the policy writes rubric bundles / guidance (its stop strings are off)."""
     log_examples: int = 2
     """Selected bundles kept in ``examples`` per step for people to read."""
 
@@ -122,6 +124,8 @@ class ORSDOptions:
         check(name, "normalize", self.normalize in SHIFT_NORMALIZATIONS, f"one of {SHIFT_NORMALIZATIONS}",
               self.normalize)
         check(name, "placement", self.placement in PLACEMENTS, f"one of {PLACEMENTS}", self.placement)
+        check(name, "lm_max_new_tokens", isinstance(self.lm_max_new_tokens, int) and self.lm_max_new_tokens >= 1,
+              "an integer >= 1", self.lm_max_new_tokens)
         check(name, "log_examples", isinstance(self.log_examples, int) and self.log_examples >= 0,
               "an integer >= 0", self.log_examples)
 
@@ -160,7 +164,10 @@ class ORSDCredit(CreditRule):
         if opts.proposer == "programmatic":
             return contrastive_rubric_bundles(group, families=opts.pattern_families[: opts.num_bundles],
                                               max_items=opts.max_items, min_gap=opts.min_gap)
-        complete = self._endpoint() if opts.proposer == "endpoint" else policy_complete(policy_of(context))
+        if opts.proposer == "endpoint":
+            complete = self._endpoint()
+        else:
+            complete = policy_complete(policy_of(context), max_new_tokens=opts.lm_max_new_tokens)
         return propose_rubric_bundles(group, complete, num_bundles=opts.num_bundles, max_items=opts.max_items)
 
     def verifier(self, context: CreditContext) -> Verifier:

@@ -83,6 +83,8 @@ class TASPOOptions:
     """Where the PI goes in the prompt: after_task, prompt_start or prompt_end."""
     rescore_without_pi: bool = False
     """Score the no-PI term again instead of reusing the rollout log-probs (equal while unchanged)."""
+    lm_max_new_tokens: int = 192
+    """Token limit when the policy writes rubric bundles / guidance (its stop strings are off)."""
     log_examples: int = 2
     """Turn PIs kept in ``examples`` per step for people to read."""
 
@@ -105,6 +107,8 @@ class TASPOOptions:
             value = getattr(self, field_name)
             check(name, field_name, isinstance(value, int) and value >= 1, "an integer >= 1", value)
         check(name, "placement", self.placement in PLACEMENTS, f"one of {PLACEMENTS}", self.placement)
+        check(name, "lm_max_new_tokens", isinstance(self.lm_max_new_tokens, int) and self.lm_max_new_tokens >= 1,
+              "an integer >= 1", self.lm_max_new_tokens)
         check(name, "log_examples", isinstance(self.log_examples, int) and self.log_examples >= 0,
               "an integer >= 0", self.log_examples)
 
@@ -135,7 +139,7 @@ class TASPOCredit(CreditRule):
         if opts.analyzer == "endpoint":
             complete = OpenAIChatClient(opts.endpoint_url, opts.endpoint_model, api_key_env=opts.endpoint_api_key_env)
         else:
-            complete = policy_complete(policy_of(context), greedy=True)
+            complete = policy_complete(policy_of(context), greedy=True, max_new_tokens=opts.lm_max_new_tokens)
         return lm_guidance(sources, complete, max_items=opts.max_guidance_items)
 
     def turn_privileged(

@@ -45,11 +45,22 @@ def policy_of(context: Any) -> Any:
     return policy
 
 
-def policy_complete(policy: Any, *, greedy: bool = False) -> Callable[[list[str]], list[str]]:
-    """A ``complete`` function from a policy's ``generate`` (sampling unless ``greedy``)."""
+def policy_complete(
+    policy: Any, *, greedy: bool = False, max_new_tokens: int | None = None
+) -> Callable[[list[str]], list[str]]:
+    """A ``complete`` function from a policy's ``generate`` (sampling unless ``greedy``).
+
+    The policy's action stop strings are switched off (a rubric or guidance list must not end
+    at the first ``</action>``) and ``max_new_tokens`` overrides its per-turn limit.
+    """
     if policy is None or not hasattr(policy, "generate"):
         raise RuntimeError("this credit option needs a policy with generate(); none is reachable from the context")
-    return lambda prompts: [generation.text for generation in policy.generate(list(prompts), greedy=greedy)]
+
+    def complete(prompts: list[str]) -> list[str]:
+        generations = policy.generate(list(prompts), greedy=greedy, max_new_tokens=max_new_tokens, stop=())
+        return [generation.text for generation in generations]
+
+    return complete
 
 
 def answer_ids(policy: Any, word: str) -> list[int]:

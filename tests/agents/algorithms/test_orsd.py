@@ -74,7 +74,8 @@ class FakePolicy:
         self.scorer = CharScorer(pen_rule)
         self.references = 0
 
-    def generate(self, prompts, greedy=False):
+    def generate(self, prompts, greedy=False, max_new_tokens=None, stop=None):
+        assert stop == () and max_new_tokens == 192
         self.prompts += list(prompts)
         return [type("G", (), {"text": self.outputs[i % len(self.outputs)]})() for i in range(len(prompts))]
 

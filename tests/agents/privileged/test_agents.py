@@ -52,7 +52,7 @@ def test_taspo_agent_programmatic_end_to_end(tmp_path, tiny_model_path):
 def test_lm_paths_end_to_end(tmp_path, tiny_model_path):
     """The policy writes rubric bundles and guidance; the frozen initial policy judges free-text items."""
     agent, records, _ = train(ORSDAgent, tmp_path / "orsd", tiny_model_path, beta=0.01, proposer="policy",
-                              verifier="reference", num_bundles=2)
+                              verifier="reference", num_bundles=2, lm_max_new_tokens=24)
     trained = [r for r in records if r["step"] > 0]
     # Every mixed group (of 2) asked the policy for two bundles; unparsable ones are counted as dropped.
     for r in trained:
@@ -60,5 +60,6 @@ def test_lm_paths_end_to_end(tmp_path, tiny_model_path):
         assert r["orsd/bundles_proposed"] == 2 * mixed_groups
         assert 0 <= r["orsd/bundles_dropped"] <= r["orsd/bundles_proposed"]
     assert any(r["orsd/groups_uniform_outcome"] < 1 for r in trained)
-    agent, records, _ = train(TASPOAgent, tmp_path / "taspo", tiny_model_path, analyzer="policy")
+    agent, records, _ = train(TASPOAgent, tmp_path / "taspo", tiny_model_path, analyzer="policy",
+                              lm_max_new_tokens=24)
     assert all("taspo/pi_coverage" in r for r in records if r["step"] > 0)
