@@ -88,3 +88,13 @@ def test_shift_with_the_real_policy_reuses_rollout_logprobs(tiny_policy):
     direct = tiny_policy.score([with_hint], ids[:1], response_mask=mask[:1]) - tiny_policy.score(
         prompts[:1], ids[:1], response_mask=mask[:1])
     assert torch.allclose(rescored[:1], direct * mask[:1], atol=1e-5)
+
+
+def test_after_task_lands_right_after_the_prompt_builders_task_line():
+    from wrappers.prompting import PromptBuilder
+
+    prompt = PromptBuilder().build(task="Put a mug on the desk.", observation="You see a mug 1.",
+                                   history=[("You are in a room.", "go to desk 1")], action_format="think_action")
+    lines = insert_privileged_text(prompt, "RUBRIC", task="Put a mug on the desk.").splitlines()
+    assert lines[lines.index("Task: Put a mug on the desk.") + 1] == "RUBRIC"
+    assert len(lines) == len(prompt.splitlines()) + 1
