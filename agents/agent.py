@@ -30,7 +30,11 @@ def build_policy(model: str | os.PathLike[str], config: GRPOConfig, stop: tuple[
         model,
         dtype=config.dtype,
         device=config.device,
-        lora=LoraOptions(rank=config.lora_rank, alpha=config.lora_alpha) if config.lora else None,
+        lora=(
+            LoraOptions(rank=config.lora_rank, alpha=config.lora_alpha, top_layers=config.lora_top_layers)
+            if config.lora
+            else None
+        ),
         reference=config.beta > 0,
         temperature=config.temperature,
         top_p=config.top_p,

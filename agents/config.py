@@ -99,6 +99,8 @@ class GRPOConfig:
     """LoRA rank."""
     lora_alpha: int = 32
     """LoRA alpha."""
+    lora_top_layers: int | None = None
+    """Adapt only the last N transformer layers (None: all; fewer layers, cheaper backward)."""
     # -- evaluation, logging, checkpoints ----------------------------------------------
     eval_every: int = 5
     """Evaluate every this many steps (0: only at the start and the end)."""
@@ -136,6 +138,8 @@ class GRPOConfig:
         for name in ("history_length", "warmup_steps", "eval_every", "save_every"):
             if not isinstance(getattr(self, name), int) or getattr(self, name) < 0:
                 fail(name, "an integer >= 0")
+        if self.lora_top_layers is not None and self.lora_top_layers < 1:
+            fail("lora_top_layers", "None or >= 1")
         if self.max_turns is not None and self.max_turns < 1:
             fail("max_turns", "None or >= 1")
         if self.temperature <= 0:

@@ -45,21 +45,35 @@ from wrappers.prompting import PromptBuilder
 METRICS_FILE = "metrics.jsonl"
 
 
+HELD_OUT_SPLITS = ("test", "eval_in_distribution", "eval", "validation", "valid")
+"""Split names taken as held-out, in order of preference."""
+
+
 def default_eval_env_kwargs(env_id: str, env_kwargs: dict[str, Any]) -> dict[str, Any]:
-    """``env_kwargs`` plus ``split="test"`` when the env's constructor has a ``split`` argument."""
+    """``env_kwargs`` plus a held-out ``split`` when the env's ``split`` argument lists one.
+
+    The split names come from the ``Literal[...]`` annotation of the constructor's
+    ``split`` parameter; an env without one is evaluated with ``env_kwargs`` as is
+    (pass ``eval_env_kwargs`` to choose).
+    """
+    import importlib
+    import re
+
     kwargs = dict(env_kwargs)
     entry_point = gym.spec(env_id).entry_point
     if isinstance(entry_point, str):
         module_name, _, attribute = entry_point.partition(":")
-        import importlib
-
         entry_point = getattr(importlib.import_module(module_name), attribute)
     try:
-        parameters = inspect.signature(entry_point).parameters
+        parameter = inspect.signature(entry_point).parameters.get("split")
     except (TypeError, ValueError):
-        parameters = {}
-    if "split" in parameters and "split" not in kwargs:
-        kwargs["split"] = "test"
+        parameter = None
+    if parameter is None or "split" in kwargs:
+        return kwargs
+    names = set(re.findall(r"""['"]([^'"]+)['"]""", str(parameter.annotation)))
+    held_out = next((name for name in HELD_OUT_SPLITS if name in names), None)
+    if held_out is not None:
+        kwargs["split"] = held_out
     return kwargs
 
 

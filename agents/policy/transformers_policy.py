@@ -40,16 +40,21 @@ class LoraOptions:
         alpha: Scaling numerator (scale = alpha / r).
         dropout: Dropout on the adapter input (keep 0 for exact on-policy ratios).
         target_modules: Module names to adapt, or ``"all-linear"``.
+        top_layers: Adapt only the last N transformer layers (None: all). The layers
+            below then need no backward pass, which makes updates much cheaper on CPU.
     """
 
     rank: int = 16
     alpha: int = 32
     dropout: float = 0.0
     target_modules: str | tuple[str, ...] = "all-linear"
+    top_layers: int | None = None
 
     def __post_init__(self) -> None:
         if self.rank < 1:
             raise ValueError(f"lora.rank must be >= 1, got {self.rank}")
+        if self.top_layers is not None and self.top_layers < 1:
+            raise ValueError(f"lora.top_layers must be None or >= 1, got {self.top_layers}")
         if not 0.0 <= self.dropout < 1.0:
             raise ValueError(f"lora.dropout must be in [0, 1), got {self.dropout}")
 
@@ -169,7 +174,20 @@ class TransformersPolicy:
             from peft import LoraConfig, get_peft_model
 
             target = lora.target_modules if isinstance(lora.target_modules, str) else list(lora.target_modules)
-            config = LoraConfig(r=lora.rank, lora_alpha=lora.alpha, lora_dropout=lora.dropout, target_modules=target)
+            layers = None
+            if lora.top_layers is not None:
+                total = int(base.config.num_hidden_layers)
+                layers = list(range(max(0, total - lora.top_layers), total))
+                if target == "all-linear":  # peft wants explicit names with layers_to_transform
+                    target = sorted({
+                        name.rsplit(".", 1)[-1]
+                        for name, module in base.named_modules()
+                        if isinstance(module, torch.nn.Linear) and ".layers." in f".{name}"
+                    })
+            config = LoraConfig(
+                r=lora.rank, lora_alpha=lora.alpha, lora_dropout=lora.dropout, target_modules=target,
+                layers_to_transform=layers, layers_pattern="layers" if layers is not None else None,
+            )
             self.model = get_peft_model(base, config)
             self.model.eval()
         else:

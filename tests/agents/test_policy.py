@@ -104,6 +104,14 @@ def test_lora_reference_is_the_base_model(tiny_model_path):
     assert torch.allclose(base, reference) and not torch.allclose(moved, reference)
 
 
+def test_lora_on_top_layers_only(tiny_model_path):
+    policy = TransformersPolicy(str(tiny_model_path), lora=LoraOptions(rank=2, alpha=4, top_layers=1))
+    names = list(policy.trainable_state_dict())
+    assert names and all(".layers.1." in name for name in names)  # the tiny model has layers 0 and 1
+    with pytest.raises(ValueError, match="top_layers"):
+        LoraOptions(top_layers=0)
+
+
 def test_full_finetuning_reference_is_a_frozen_copy(tiny_model_path):
     policy = TransformersPolicy(str(tiny_model_path), max_new_tokens=4, seed=0, reference=True)
     with torch.no_grad():

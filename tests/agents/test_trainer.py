@@ -102,6 +102,34 @@ def test_learn_end_to_end_on_searchqa(tmp_path, tiny_model_path):
     assert json.loads((run / "config.json").read_text())["config"]["num_groups"] == 2
 
 
+def _agentenvs_ids():
+    import gymnasium as gym
+
+    import agentenvs  # noqa: F401
+
+    return sorted(k for k, spec in gym.registry.items()
+                  if isinstance(spec.entry_point, str) and spec.entry_point.startswith("agentenvs."))
+
+
+@pytest.mark.parametrize("env_id", [e for e in _agentenvs_ids() if e != "SearchQA-v0"])
+def test_learn_runs_on_every_registered_env(env_id, tmp_path, tiny_model_path):
+    import gymnasium as gym
+
+    try:
+        gym.make(env_id).close()
+    except (ImportError, FileNotFoundError) as error:
+        pytest.skip(f"{env_id} is not usable here: {error}")
+    config = GRPOConfig(num_groups=1, group_size=2, max_new_tokens=4, env_kwargs={"max_turns": 2},
+                        eval_episodes=1, save_every=0, output_dir=str(tmp_path), progress=False, tensorboard=False)
+    agent = GRPOAgent(model=str(tiny_model_path), env=env_id, config=config)
+    try:
+        record = agent.learn(1, plot=False)
+    finally:
+        agent.close()
+    assert record["step"] == 1 and record["train/mean_episode_length"] >= 1
+    assert 0.0 <= record["eval/success_rate"] <= 1.0
+
+
 def test_trainer_applies_any_registered_rule_and_updates_weights(tmp_path, tiny_model_path):
     @register_credit_rule("plus_one")
     class PlusOne(CreditRule):
