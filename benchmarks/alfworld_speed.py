@@ -130,21 +130,28 @@ def main() -> None:
     seeded.close()
 
     if args.rss_resets:
-        for name in ("official", "ALFWorld-v0"):
-            env = (
-                official_env(files)
-                if name == "official"
-                else gym.make("ALFWorld-v0", data_path=data, split="eval_in_distribution")
-            )
+        # "new env per game" is the pattern that leaks (TextWorld#367): a gym env registered
+        # and made for each game, as scripts that choose their own game order do.
+        for name in ("official, one env", "official, new env per game", "ALFWorld-v0"):
+            env = None
+            if name == "official, one env":
+                env = official_env(files)
+            elif name == "ALFWorld-v0":
+                env = gym.make("ALFWorld-v0", data_path=data, split="eval_in_distribution")
             rss0, marks = rss_mb(), []
             for i in range(args.rss_resets):
-                if name == "official":
+                if name == "official, new env per game":
+                    per_game = official_env([files[i % len(files)]])
+                    per_game.reset()
+                    per_game.close()
+                elif name == "official, one env":
                     env.reset()
                 else:
                     env.reset(options={"task_id": games[i % len(games)].task_id})
                 if (i + 1) % max(1, args.rss_resets // 4) == 0:
                     marks.append(f"{i + 1}: +{rss_mb() - rss0:.0f} MB")
-            env.close()
+            if env is not None:
+                env.close()
             print(f"RSS {name}: " + ", ".join(marks))
 
     if args.all_walkthroughs:

@@ -19,9 +19,11 @@ from __future__ import annotations
 
 import copy
 import json
+import multiprocessing
 import sys
 import threading
 from collections import Counter, OrderedDict, defaultdict
+from concurrent.futures import Future, ProcessPoolExecutor
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -178,25 +180,26 @@ class Translation:
     sas: str
 
 
+def _translate_game_file(game_file: str) -> tuple[tuple[str, str, bool], Translation]:
+    """Runs in the prefetch process: the cache key and translation of a game file."""
+    with open(game_file) as f:
+        data = json.load(f)
+    domain, problem = data["pddl_domain"], data["pddl_problem"]
+    return (domain, problem, False), Translation(*_translate(domain, problem, optimize=False))
+
+
 class _TranslationCache:
     """A bounded LRU of :class:`Translation` keyed by (domain, problem, optimize).
 
-    Thread-safe: the translator keeps its options in module globals, so one
-    translation runs at a time (a prefetch thread and the env share the cache). A
-    prefetched translation waits in its own slot, so prefetching works at capacity 0.
+    A prefetched translation (made in another process) waits in its own slot, so
+    prefetching works even at capacity 0. The lock guards the translator, which keeps
+    its options in module globals.
     """
 
     def __init__(self, capacity: int) -> None:
         self.capacity = capacity
         self._items: OrderedDict[tuple[str, str, bool], Translation] = OrderedDict()
-        self._prefetched: tuple[tuple[str, str, bool], Translation] | None = None
-
-    def prefetch(self, domain: str, problem: str) -> None:
-        """Translates ahead of time; the next :meth:`get` of this problem takes it."""
-        key = (domain, problem, False)
-        with _TRANSLATOR_LOCK:
-            if key not in self._items and (self._prefetched is None or self._prefetched[0] != key):
-                self._prefetched = (key, Translation(*_translate(domain, problem, optimize=False)))
+        self.pending: Future[tuple[tuple[str, str, bool], Translation]] | None = None
 
     def get(self, domain: str, problem: str, *, optimize: bool = False) -> Translation:
         with _TRANSLATOR_LOCK:
@@ -208,15 +211,24 @@ class _TranslationCache:
         if hit is not None:
             self._items.move_to_end(key)
             return hit
-        if self._prefetched is not None and self._prefetched[0] == key:
-            translation, self._prefetched = self._prefetched[1], None
-        else:
+        translation = self._take_pending(key)
+        if translation is None:
             translation = Translation(*_translate(domain, problem, optimize=optimize))
         if self.capacity > 0:
             self._items[key] = translation
             while len(self._items) > self.capacity:
                 self._items.popitem(last=False)
         return translation
+
+    def _take_pending(self, key: tuple[str, str, bool]) -> Translation | None:
+        if self.pending is None or key[2]:
+            return None
+        try:
+            pending_key, translation = self.pending.result()
+        except Exception:  # a broken prefetch only costs the translation it meant to save
+            pending_key, translation = None, None
+        self.pending = None
+        return translation if pending_key == key else None
 
 
 class _PddlState(pddl_logic.PddlState):
@@ -340,11 +352,16 @@ class AlfredEngine:
         self._translations = _TranslationCache(translation_cache_size)
         self._pddl = _CachedPddlEnv(self.request_infos, self._translations)
         self._env = Filter(AlfredInfos(AlfredDemangler(self._pddl, shuffle=False)))
+        self._pool: ProcessPoolExecutor | None | bool = None  # False: prefetch failed, off
+        self._pending_file: str | None = None
         self.game_file: str | None = None
 
     def start(self, game_file: str | Path) -> tuple[str, dict[str, Any]]:
         """Loads (unless already loaded) and resets ``game_file``; returns TextWorld's (obs, infos)."""
         game_file = str(game_file)
+        if self._pending_file is not None and self._pending_file != game_file:
+            self._translations.pending = None  # prefetched the wrong game: don't wait for it
+        self._pending_file = None
         if game_file != self.game_file:
             self._env.load(game_file)
             self.game_file = game_file
@@ -363,8 +380,34 @@ class AlfredEngine:
         """The planner's commands from the current state to the goal ([] if none)."""
         return self._pddl._pddl_state.replan(self._pddl._entity_infos)
 
+    @staticmethod
+    def can_prefetch() -> bool:
+        """Whether this process can fork a prefetch helper: POSIX ``fork`` (no re-import
+        of the user's ``__main__``, unlike spawn) and not a daemonic process (such as
+        gymnasium's ``AsyncVectorEnv`` workers, which may not have children)."""
+        return "fork" in multiprocessing.get_all_start_methods() and not multiprocessing.current_process().daemon
+
     def prepare(self, game_file: str | Path) -> None:
-        """Translates ``game_file``'s problem ahead of time, for the next :meth:`start`."""
-        with open(game_file) as f:
-            data = json.load(f)
-        self._translations.prefetch(data["pddl_domain"], data["pddl_problem"])
+        """Starts translating ``game_file`` in a helper process, for the next :meth:`start`.
+
+        A process, not a thread: the translator holds the GIL and swaps ``sys.stdout``
+        and ``sys.argv`` while it runs, which a thread would inflict on the caller. Any
+        failure only turns prefetching off.
+        """
+        if self._pool is False or not self.can_prefetch():
+            return
+        try:
+            if self._pool is None:
+                self._pool = ProcessPoolExecutor(max_workers=1, mp_context=multiprocessing.get_context("fork"))
+            self._translations.pending = self._pool.submit(_translate_game_file, str(game_file))
+            self._pending_file = str(game_file)
+        except Exception:
+            self.close()
+            self._pool = False
+
+    def close(self) -> None:
+        """Stops the prefetch process, if any."""
+        if self._pool:
+            self._pool.shutdown(wait=False, cancel_futures=True)
+            self._pool = None
+        self._translations.pending = None

@@ -28,7 +28,6 @@ from __future__ import annotations
 import copy
 import os
 from collections.abc import Iterable, Sequence
-from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -61,7 +60,8 @@ class ALFWorldEnv(TextEnv):
         max_turns: Steps before truncation (ALFWorld's evaluations use 50).
         action_format: How raw model output becomes a command (default ``"raw"``).
         expert_plan: Ask the planner for ``expert_action`` once off the walkthrough.
-        prefetch: Translate the next seeded game in a background thread.
+        prefetch: Translate the next seeded game in a helper process (not inside
+            daemonic processes such as ``AsyncVectorEnv`` workers).
         translation_cache_size: Games whose translation the engine keeps.
         render_mode: None or ``"ansi"``.
     """
@@ -123,8 +123,6 @@ class ALFWorldEnv(TextEnv):
         self._translation_cache_size = translation_cache_size
         self._engine = None  # built on first reset, so constructing and pickling stay cheap
         self._prefetch = bool(prefetch)
-        self._prefetcher: ThreadPoolExecutor | None = None
-        self._prefetched: Future[None] | None = None
         self._task_sentences: dict[str, str] = {}
         self._admissible: list[str] = []
         self._walkthrough: list[str] = []
@@ -179,10 +177,9 @@ class ALFWorldEnv(TextEnv):
         return list(self._admissible)
 
     def close(self) -> None:
-        """Stops the prefetch thread."""
-        if self._prefetcher is not None:
-            self._prefetcher.shutdown(wait=True, cancel_futures=True)
-            self._prefetcher = None
+        """Stops the engine's prefetch process."""
+        if self._engine is not None:
+            self._engine.close()
         super().close()
 
     # -- helpers ----------------------------------------------------------------------
@@ -221,8 +218,4 @@ class ALFWorldEnv(TextEnv):
         next_id = self._task_ids[int(rng.integers(len(self._task_ids)))]
         if self._generated is not None and not self._generated.is_ready(next_id):
             return  # generating is heavier than translating: leave it to reset
-        if self._prefetched is not None and not self._prefetched.done():
-            return
-        if self._prefetcher is None:
-            self._prefetcher = ThreadPoolExecutor(max_workers=1, thread_name_prefix="alfworld-prefetch")
-        self._prefetched = self._prefetcher.submit(self._get_engine().prepare, self._game_file(next_id))
+        self._get_engine().prepare(self._game_file(next_id))
