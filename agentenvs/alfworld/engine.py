@@ -1,18 +1,22 @@
 """The TextWorld PDDL engine that plays ALFWorld games, loaded once and reused.
 
-The official ``AlfredTWEnv`` registers a new gym env per batch of games and rebuilds
-the engine — parsing the grammar and translating the PDDL problem to SAS four times —
-on every reset. :class:`AlfredEngine` keeps one ``PddlEnv`` (with ALFWorld's
-``AlfredDemangler`` and ``AlfredInfos`` wrappers, exactly as the official env stacks
-them) for its whole life and memoizes the deterministic, pure parts of loading a game:
+The official ``AlfredTWEnv`` rebuilds its engine on every reset: a new ``PddlEnv``
+that loads a new copy of the planner library, parses the grammar, and translates the
+PDDL problem to SAS four times. :class:`AlfredEngine` keeps one ``PddlEnv`` (with
+ALFWorld's ``AlfredDemangler`` and ``AlfredInfos`` wrappers, stacked as the official env
+stacks them) for its whole life and memoizes the deterministic, pure parts of the work:
 
 * the parsed grammar rules (all ALFWorld games share them except the one holding the
   task sentence), keyed by rule text;
+* the parsed text templates and logic queries that TextWorld re-parses for every
+  admissible command of every step;
 * the SAS translation of each PDDL problem (bounded LRU), so replaying a game — a GRPO
-  group, a second epoch — costs no translation at all;
+  group, a second epoch — costs no translation at all; the next game can be translated
+  ahead of time in a helper process (:meth:`AlfredEngine.prepare`);
 * the planner's optimized translation, made only when a plan is asked for.
 
-The game dynamics, text and admissible commands are TextWorld's own, unchanged.
+The game dynamics, text and admissible commands are TextWorld's own, unchanged (the
+tests compare them with the official env step by step).
 """
 
 from __future__ import annotations
