@@ -92,13 +92,19 @@ def test_info_reward_and_task_selection(alfworld_data: Path) -> None:
     env.close()
 
 
-def test_seeded_resets_are_deterministic(alfworld_data: Path) -> None:
-    first, second = _make(alfworld_data), _make(alfworld_data, prefetch=False)
-    ids_a = [first.reset(seed=7)[1]["task_id"]] + [first.reset()[1]["task_id"] for _ in range(3)]
-    ids_b = [second.reset(seed=7)[1]["task_id"]] + [second.reset()[1]["task_id"] for _ in range(3)]
-    assert ids_a == ids_b
-    first.close()
-    second.close()
+def test_seeded_resets_are_deterministic_with_and_without_prefetch(alfworld_data: Path) -> None:
+    prefetching = _make(alfworld_data, translation_cache_size=0)  # prefetched translations only
+    plain = _make(alfworld_data, prefetch=False)
+    for env in (prefetching, plain):
+        env.reset(seed=7)
+    for _ in range(3):
+        (obs_a, info_a), (obs_b, info_b) = prefetching.reset(), plain.reset()
+        assert info_a["task_id"] == info_b["task_id"] and obs_a == obs_b
+        assert info_a["admissible_actions"] == info_b["admissible_actions"]
+        command = info_a["expert_action"]
+        assert prefetching.step(command)[0] == plain.step(command)[0]
+    prefetching.close()
+    plain.close()
 
 
 def test_expert_plan_after_leaving_the_walkthrough(alfworld_data: Path) -> None:
