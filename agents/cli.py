@@ -49,7 +49,7 @@ class EvalArgs:
 QUICKSTART = TrainArgs(
     model="smollm2-135m",
     env="SearchQA-v0",
-    total_steps=8,
+    total_steps=5,
     config=GRPOConfig(
         num_groups=3,
         group_size=4,
@@ -59,19 +59,22 @@ QUICKSTART = TrainArgs(
         show_format=False,
         prompt_preamble="",
         response_prefix="<",
-        system_prompt="",
+        system_prompt=(
+            "You reply with one XML tag only: <search>a name</search> to look a name up, "
+            "or <answer>the answer</answer> when you know it."
+        ),
         invalid_action_penalty=0.2,
         env_kwargs={"max_turns": 2, "top_k": 1, "max_passage_chars": 160, "question_kinds": "1hop"},
         lora=True,
         lora_rank=16,
         lora_alpha=32,
         lora_top_layers=6,
-        learning_rate=5e-4,
+        learning_rate=3e-4,
         loss_type="dapo",
         micro_batch_size=8,
         eval_every=0,
-        eval_episodes=16,
-        save_every=4,
+        eval_episodes=12,
+        save_every=5,
         output_dir="runs/quickstart",
         progress=False,
     ),
