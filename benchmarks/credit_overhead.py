@@ -86,6 +86,7 @@ def main() -> None:
                 trainer.update(batch, advantages)
                 seconds[name].append(time.perf_counter() - start)
                 credit_seconds[name].append(credited - start)
+                print(f"  {name}: credit {credited - start:.2f} s, credit+update {seconds[name][-1]:.2f} s", flush=True)
                 extra = {k: round(v, 3) for k, v in getattr(rule, "stats", {}).items()
                          if k.endswith(("groups_with_rubric", "pi_coverage", "aligned_turn_fraction"))}
                 if extra and len(seconds[name]) == 1:
