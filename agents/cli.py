@@ -13,6 +13,10 @@ import sys
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+# Imported at module load, not lazily: tyro scans ``builtins`` when first imported and
+# fails if ``builtins._`` then holds an unhashable tuple (as doctest runs leave it).
+import tyro
+
 from agents.config import GRPOConfig
 
 
@@ -86,8 +90,6 @@ COMMANDS = {"train": TrainArgs(), "eval": EvalArgs(), "quickstart": QUICKSTART}
 
 def parse(argv: Sequence[str]) -> TrainArgs | EvalArgs:
     """Parses ``<command> [flags]``; exits with usage on a bad command or flag."""
-    import tyro
-
     if not argv or argv[0] not in COMMANDS:
         names = "|".join(COMMANDS)
         print(f"usage: python -m agents {{{names}}} [--help] [flags]", file=sys.stderr)
