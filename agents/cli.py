@@ -53,7 +53,7 @@ class EvalArgs:
 QUICKSTART = TrainArgs(
     model="smollm2-135m",
     env="SearchQA-v0",
-    total_steps=5,
+    total_steps=12,
     config=GRPOConfig(
         num_groups=3,
         group_size=4,
@@ -76,9 +76,9 @@ QUICKSTART = TrainArgs(
         learning_rate=3e-4,
         loss_type="dapo",
         micro_batch_size=8,
-        eval_every=0,
-        eval_episodes=12,
-        save_every=5,
+        eval_every=6,
+        eval_episodes=16,
+        save_every=6,
         output_dir="runs/quickstart",
         progress=False,
     ),
@@ -118,6 +118,14 @@ def run_train(args: TrainArgs) -> dict[str, float]:
             f"held-out success: {first['eval/success_rate']:.3f} (step {first['step']}) -> "
             f"{last['eval/success_rate']:.3f} (step {last['step']}); invalid-action rate "
             f"{first['eval/invalid_rate']:.3f} -> {last['eval/invalid_rate']:.3f}"
+        )
+    steps = [r for r in records if "train/invalid_rate" in r]
+    if steps:
+        print(
+            f"training rollouts (sampled): invalid-action rate {steps[0]['train/invalid_rate']:.3f} -> "
+            f"{steps[-1]['train/invalid_rate']:.3f}, reward {steps[0]['train/mean_reward']:.3f} -> "
+            f"{steps[-1]['train/mean_reward']:.3f}, success {steps[0]['train/success_rate']:.3f} -> "
+            f"{steps[-1]['train/success_rate']:.3f}"
         )
     print(f"metrics: {agent.output_dir / METRICS_FILE}; curve: {agent.output_dir / 'learning_curve.png'}")
     return record

@@ -27,6 +27,7 @@ import gymnasium as gym
 import numpy as np
 import torch
 
+from agentenvs.core.trajectory import write_jsonl
 from agents.algorithms.base import CreditContext, make_credit_rule
 from agents.algorithms.loss import policy_loss
 from agents.checkpoint import (
@@ -289,9 +290,13 @@ class Trainer:
             self.config.seed * 1_000_003 + self.step
         )
         try:
-            collector.collect(tasks, seed=self.config.seed, greedy=self.config.eval_greedy)
+            batch = collector.collect(tasks, seed=self.config.seed, greedy=self.config.eval_greedy)
         finally:
             self.policy.generator = saved_generator
+        if self.output_dir.is_dir():  # keep what the agent did, for reading (JSON lines of groups)
+            folder = self.output_dir / "trajectories"
+            folder.mkdir(exist_ok=True)
+            write_jsonl(folder / f"eval_step_{self.step}.jsonl", batch.groups)
         stats = collector.last_stats
         assert stats is not None
         return {

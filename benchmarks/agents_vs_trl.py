@@ -65,6 +65,7 @@ def ours(model_path: str, num_prompts: int, group_size: int, new_tokens: int, st
 
 
 def trl(model_path: str, num_prompts: int, group_size: int, new_tokens: int, steps: int) -> list[float]:
+    import datasets.arrow_dataset
     from datasets import Dataset
     from transformers import AutoModelForCausalLM, AutoTokenizer, TrainerCallback
     from trl import GRPOConfig as TRLConfig
@@ -83,6 +84,9 @@ def trl(model_path: str, num_prompts: int, group_size: int, new_tokens: int, ste
     def reward(completions, **kwargs):
         return length_reward([len(c[0]["content"]) if isinstance(c, list) else len(c) for c in completions])
 
+    # datasets' fingerprinting pickles pyarrow types, which fails with some dill/pyarrow pairs; the
+    # fingerprint only names cache files, which this in-memory run never writes.
+    datasets.arrow_dataset.generate_fingerprint = lambda dataset: "agents-vs-trl"
     data = Dataset.from_list([{"prompt": [{"role": "user", "content": p}]} for p in PROMPTS[:num_prompts]] * steps)
     args = TRLConfig(
         output_dir=tempfile.mkdtemp(), per_device_train_batch_size=num_prompts * group_size,

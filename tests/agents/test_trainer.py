@@ -99,6 +99,7 @@ def test_learn_end_to_end_on_searchqa(tmp_path, tiny_model_path):
     assert (run / "learning_curve.png").stat().st_size > 1000
     assert list((run / "tensorboard").glob("events.out.tfevents.*"))
     assert (run / "checkpoints" / "latest").read_text().strip() == "step_2"
+    assert (run / "trajectories" / "eval_step_2.jsonl").is_file()
     assert json.loads((run / "config.json").read_text())["config"]["num_groups"] == 2
 
 
