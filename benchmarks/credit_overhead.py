@@ -75,6 +75,9 @@ def main() -> None:
     seconds: dict[str, list[float]] = {name: [] for name in configs}
     credit_seconds: dict[str, list[float]] = {name: [] for name in configs}
     try:
+        # Warm-up (untimed): the first update allocates optimizer state and buffers.
+        advantages = make_credit_rule("grpo", configs["grpo"]).compute(batch, CreditContext(config=configs["grpo"]))
+        trainer.update(batch, advantages)
         for _ in range(args.repeats):
             for name, config in configs.items():  # interleaved so drift in machine load hits all rules alike
                 policy.load_trainable_state_dict(copy.deepcopy(initial))
