@@ -44,6 +44,8 @@ from agents.rollout import RolloutBatch
 from wrappers.prompting import PromptBuilder
 
 METRICS_FILE = "metrics.jsonl"
+CREDIT_EXAMPLES_FILE = "credit_examples.jsonl"
+"""Readable records of what a credit rule based its credit on (rubric bundles, PI)."""
 
 
 HELD_OUT_SPLITS = ("test", "eval_in_distribution", "eval", "validation", "valid")
@@ -205,7 +207,19 @@ class Trainer:
             "time/update_tokens_per_s": batch.num_tokens * config.num_iterations / max(updated - credited, 1e-9),
         }
         metrics.pop("train/seconds", None)
+        metrics.update(self.credit_rule.stats)
+        self._write_credit_examples()
         return metrics
+
+    def _write_credit_examples(self) -> None:
+        """Appends the rule's readable examples to ``credit_examples.jsonl`` at evaluation steps."""
+        every = self.config.eval_every
+        if not self.credit_rule.examples or not (self.step == 1 or (every and self.step % every == 0)):
+            return
+        self.output_dir.mkdir(parents=True, exist_ok=True)
+        with open(self.output_dir / CREDIT_EXAMPLES_FILE, "a", encoding="utf-8") as handle:
+            for example in self.credit_rule.examples:
+                handle.write(json.dumps({"step": self.step, **example}, ensure_ascii=False) + "\n")
 
     def update(self, batch: RolloutBatch, advantages: torch.Tensor) -> dict[str, float]:
         """``num_iterations`` passes of ``mini_batches`` optimizer steps over the batch."""

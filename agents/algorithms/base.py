@@ -82,6 +82,10 @@ class CreditRule(abc.ABC):
 
     def __init__(self, config: Any = None) -> None:
         self.config = config
+        self.stats: dict[str, float] = {}
+        """Statistics of the last ``compute`` (logged with every training step)."""
+        self.examples: list[dict[str, Any]] = []
+        """Readable records of the last ``compute`` (e.g. the rubric or PI used), logged at evaluation steps."""
 
     @property
     def options(self) -> dict[str, Any]:
@@ -105,7 +109,11 @@ def register_credit_rule(name: str) -> Callable[[type[CreditRule]], type[CreditR
     """
 
     def decorate(cls: type[CreditRule]) -> type[CreditRule]:
-        if name in CREDIT_RULES and CREDIT_RULES[name] is not cls:
+        known = CREDIT_RULES.get(name)
+        if known is not None and known is not cls and (known.__module__, known.__qualname__) != (
+            cls.__module__,
+            cls.__qualname__,
+        ):  # the same class imported twice (e.g. pytest's importlib mode) is no conflict
             raise ValueError(f"credit rule {name!r} is already registered ({CREDIT_RULES[name].__name__})")
         cls.name = name
         CREDIT_RULES[name] = cls

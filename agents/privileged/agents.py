@@ -4,7 +4,8 @@ Same constructor, ``learn``, ``evaluate`` and CLI config as :class:`~agents.agen
 (``config.credit`` is set to the agent's rule; rule knobs go in ``config.credit_options``).
 The trainer adds the rule's statistics (``orsd/*``, ``taspo/*``) to every metrics record
 and appends the rule's readable examples (selected rubric bundles / turn PI) to
-``privileged_examples.jsonl`` in the output folder at every evaluation step.
+``credit_examples.jsonl`` in the output folder at every evaluation step (this holds for
+``python -m agents train --config.credit orsd`` too).
 
 Example:
     >>> from agents.config import GRPOConfig
@@ -15,7 +16,6 @@ Example:
 from __future__ import annotations
 
 import dataclasses
-import json
 import os
 from typing import Any, ClassVar
 
@@ -24,24 +24,6 @@ from agents.algorithms.base import make_credit_rule
 from agents.config import GRPOConfig
 from agents.plotting import plot_learning_curve
 from agents.trainer import METRICS_FILE, Trainer
-
-EXAMPLES_FILE = "privileged_examples.jsonl"
-
-
-class PrivilegedTrainer(Trainer):
-    """A :class:`~agents.trainer.Trainer` that also logs the credit rule's ``stats`` and ``examples``."""
-
-    def train_step(self) -> dict[str, float]:
-        metrics = super().train_step()
-        metrics.update(getattr(self.credit_rule, "stats", {}) or {})
-        examples = getattr(self.credit_rule, "examples", []) or []
-        every = self.config.eval_every
-        if examples and (self.step == 1 or (every and self.step % every == 0)):
-            self.output_dir.mkdir(parents=True, exist_ok=True)
-            with open(self.output_dir / EXAMPLES_FILE, "a", encoding="utf-8") as handle:
-                for example in examples:
-                    handle.write(json.dumps({"step": self.step, **example}, ensure_ascii=False) + "\n")
-        return metrics
 
 
 class _PrivilegedAgent(GRPOAgent):
@@ -59,7 +41,7 @@ class _PrivilegedAgent(GRPOAgent):
         self.model_name = str(model)
         self.env_id = env
         self.policy = build_policy(model, config)
-        self.trainer = PrivilegedTrainer(self.policy, env, config, model_name=self.model_name)
+        self.trainer = Trainer(self.policy, env, config, model_name=self.model_name)
 
     def learn(self, total_steps: int, *, plot: bool = True) -> dict[str, Any]:
         record = self.trainer.learn(total_steps)

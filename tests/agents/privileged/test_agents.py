@@ -6,8 +6,9 @@ import pytest
 import torch
 
 from agents.config import GRPOConfig
-from agents.privileged.agents import EXAMPLES_FILE, ORSDAgent, TASPOAgent
+from agents.privileged.agents import ORSDAgent, TASPOAgent
 from agents.privileged.testing import register_letter_hunt
+from agents.trainer import CREDIT_EXAMPLES_FILE
 
 pytestmark = pytest.mark.slow
 
@@ -36,7 +37,7 @@ def test_orsd_agent_programmatic_end_to_end(tmp_path, tiny_model_path):
         assert all(key in r for r in trained)
     # The toy env gives mixed groups; the contrastive proposer then finds aligned bundles.
     assert any(r["orsd/groups_with_rubric"] > 0 for r in trained), trained
-    examples = [json.loads(line) for line in (tmp_path / "run" / EXAMPLES_FILE).read_text().splitlines()]
+    examples = [json.loads(line) for line in (tmp_path / "run" / CREDIT_EXAMPLES_FILE).read_text().splitlines()]
     assert examples and "Process rubric" in examples[0]["rubric"]
 
 
