@@ -53,10 +53,11 @@ from agentenvs.searchqa.scoring import exact_match, f1_score
 Dataset = Literal["generated", "hotpotqa", "nq"]
 
 INSTRUCTION = (
-    "Answer the question. You may search a knowledge source: write <search>query</search> "
-    "and the results come back between <information> and </information>. Search as often as "
-    "you need, then give the final answer as <answer>answer</answer>."
+    "Answer the question. To search a knowledge source, put your search terms between <search> "
+    "and </search>; results come back between <information> and </information>. Search as often "
+    "as you need, then put the final answer between <answer> and </answer>."
 )
+"""No placeholder inside the tags: small models copy a literal ``<search>query</search>``."""
 
 
 def format_hits(hits: Sequence[SearchHit], max_passage_chars: int) -> str:
