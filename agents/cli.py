@@ -64,8 +64,9 @@ QUICKSTART = TrainArgs(
         prompt_preamble="",
         response_prefix="<",
         system_prompt=(
-            "You reply with one XML tag only: <search>a name</search> to look a name up, "
-            "or <answer>the answer</answer> when you know it."
+            "You reply with one XML tag only. To look up a person, company, city or country, write "
+            "its exact name from the question between <search> and </search>. When you know the "
+            "answer, write it between <answer> and </answer>."
         ),
         invalid_action_penalty=0.2,
         env_kwargs={"max_turns": 2, "top_k": 1, "max_passage_chars": 160, "question_kinds": "1hop"},
