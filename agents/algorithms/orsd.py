@@ -34,7 +34,14 @@ from agentenvs.core.trajectory import TrajectoryGroup
 from agents.algorithms.base import CreditContext, CreditRule, register_credit_rule
 from agents.algorithms.grpo import SCALE_REWARDS, grpo_advantages
 from agents.privileged.endpoints import OpenAIChatClient
-from agents.privileged.options import answer_ids, check, options_from_dict, policy_complete, policy_of
+from agents.privileged.options import (
+    answer_ids,
+    check,
+    check_scoring_options,
+    options_from_dict,
+    policy_complete,
+    policy_of,
+)
 from agents.privileged.rubrics import (
     PATTERN_FAMILIES,
     ProposalResult,
@@ -44,7 +51,7 @@ from agents.privileged.rubrics import (
 )
 from agents.privileged.selection import ALIGNMENT_METRICS, judged_bundle, select_rubric_bundle
 from agents.privileged.shaping import SHIFT_NORMALIZATIONS, orsd_token_advantages, shaping_stats
-from agents.privileged.shift import PLACEMENTS, privileged_logprob_shift
+from agents.privileged.shift import privileged_logprob_shift
 from agents.privileged.verifiers import LMVerifier, LogprobVerifier, ProgrammaticVerifier, Verifier
 from agents.rollout import RolloutBatch
 
@@ -123,11 +130,7 @@ class ORSDOptions:
         check(name, "clip", self.clip > 0, "> 0", self.clip)
         check(name, "normalize", self.normalize in SHIFT_NORMALIZATIONS, f"one of {SHIFT_NORMALIZATIONS}",
               self.normalize)
-        check(name, "placement", self.placement in PLACEMENTS, f"one of {PLACEMENTS}", self.placement)
-        check(name, "lm_max_new_tokens", isinstance(self.lm_max_new_tokens, int) and self.lm_max_new_tokens >= 1,
-              "an integer >= 1", self.lm_max_new_tokens)
-        check(name, "log_examples", isinstance(self.log_examples, int) and self.log_examples >= 0,
-              "an integer >= 0", self.log_examples)
+        check_scoring_options(name, self)
 
 
 @register_credit_rule("orsd")

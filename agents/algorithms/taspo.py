@@ -37,8 +37,8 @@ from agents.algorithms.grpo import SCALE_REWARDS, grpo_advantages
 from agents.privileged.alignment import ANCHOR_MATCHES, align_guidance, render_guidance
 from agents.privileged.endpoints import OpenAIChatClient
 from agents.privileged.guidance import Analysis, lm_guidance, raw_trajectory_text, rule_based_guidance
-from agents.privileged.options import check, options_from_dict, policy_complete, policy_of
-from agents.privileged.shift import PLACEMENTS, privileged_logprob_shift
+from agents.privileged.options import check, check_scoring_options, options_from_dict, policy_complete, policy_of
+from agents.privileged.shift import privileged_logprob_shift
 from agents.privileged.weights import action_support, taspo_weights, token_support, weight_stats
 from agents.rollout import RolloutBatch
 
@@ -106,11 +106,7 @@ class TASPOOptions:
         for field_name in ("max_guidance_items", "max_pi_items"):
             value = getattr(self, field_name)
             check(name, field_name, isinstance(value, int) and value >= 1, "an integer >= 1", value)
-        check(name, "placement", self.placement in PLACEMENTS, f"one of {PLACEMENTS}", self.placement)
-        check(name, "lm_max_new_tokens", isinstance(self.lm_max_new_tokens, int) and self.lm_max_new_tokens >= 1,
-              "an integer >= 1", self.lm_max_new_tokens)
-        check(name, "log_examples", isinstance(self.log_examples, int) and self.log_examples >= 0,
-              "an integer >= 0", self.log_examples)
+        check_scoring_options(name, self)
 
 
 @register_credit_rule("taspo")

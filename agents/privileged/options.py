@@ -19,6 +19,8 @@ import dataclasses
 from collections.abc import Callable, Mapping
 from typing import Any, TypeVar
 
+from agents.privileged.shift import PLACEMENTS
+
 T = TypeVar("T")
 
 
@@ -35,6 +37,15 @@ def check(owner: str, name: str, ok: bool, requirement: str, value: Any) -> None
     """Raises ``ValueError('{owner}.{name} must be {requirement}, got {value!r}')`` unless ``ok``."""
     if not ok:
         raise ValueError(f"{owner}.{name} must be {requirement}, got {value!r}")
+
+
+def check_scoring_options(owner: str, options: Any) -> None:
+    """Checks the fields ORSD and TASPO options share: ``placement``, ``lm_max_new_tokens``, ``log_examples``."""
+    check(owner, "placement", options.placement in PLACEMENTS, f"one of {PLACEMENTS}", options.placement)
+    check(owner, "lm_max_new_tokens", isinstance(options.lm_max_new_tokens, int) and options.lm_max_new_tokens >= 1,
+          "an integer >= 1", options.lm_max_new_tokens)
+    check(owner, "log_examples", isinstance(options.log_examples, int) and options.log_examples >= 0,
+          "an integer >= 0", options.log_examples)
 
 
 def policy_of(context: Any) -> Any:
