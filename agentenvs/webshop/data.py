@@ -340,22 +340,34 @@ def synthetic_goals(products: Sequence[Product], prices: Mapping[str, float], se
             option_text = ", and ".join(f"{k}: {v}" for k, v in goal_options.items())
             option_text = f" with {option_text}" if option_text else ""
             goals.append(
-                Goal(
-                    asin=product.asin,
-                    category=product.category,
-                    query=product.query,
-                    name=product.title,
-                    product_category=product.product_category,
-                    instruction_text=f"{product.instruction}{option_text}{price_text}",
-                    attributes=list(product.instruction_attributes),
-                    price_upper=upper,
-                    goal_options=goal_options,
-                )
+                _goal_for(product, f"{product.instruction}{option_text}{price_text}",
+                          list(product.instruction_attributes), upper, goal_options)
             )
     counts = Counter(attribute for goal in goals for attribute in goal.attributes)
     for goal in goals:
         goal.weight = sum(1.0 / counts[a] for a in goal.attributes) / len(goal.attributes)
     return goals
+
+
+def _goal_for(
+    product: Product,
+    instruction_text: str,
+    attributes: list[str],
+    price_upper: float,
+    goal_options: dict[str, str] | list[str],
+) -> Goal:
+    """A goal for ``product``: the product's identity fields plus what the shopper asks for."""
+    return Goal(
+        asin=product.asin,
+        category=product.category,
+        query=product.query,
+        name=product.title,
+        product_category=product.product_category,
+        instruction_text=instruction_text,
+        attributes=attributes,
+        price_upper=price_upper,
+        goal_options=goal_options,
+    )
 
 
 def human_goals(
@@ -374,17 +386,8 @@ def human_goals(
                 continue
             upper, price_text = price_bound(prices[product.asin], rng)
             goals.append(
-                Goal(
-                    asin=product.asin,
-                    category=product.category,
-                    query=product.query,
-                    name=product.title,
-                    product_category=product.product_category,
-                    instruction_text=str(entry["instruction"]).strip(".") + price_text,
-                    attributes=attributes,
-                    price_upper=upper,
-                    goal_options=list(entry.get("instruction_options") or []),
-                )
+                _goal_for(product, str(entry["instruction"]).strip(".") + price_text, attributes, upper,
+                          list(entry.get("instruction_options") or []))
             )
     return goals
 
