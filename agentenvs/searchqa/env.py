@@ -3,9 +3,10 @@
 Each turn the agent writes ``<search>query</search>`` (the observation is the top-k
 passages inside ``<information>…</information>``, formatted ``Doc i(Title: t) text``)
 or ``<answer>text</answer>`` (ends the episode; reward = exact match after SQuAD
-normalisation against any gold answer; token F1 in ``info``). Anything else is an
-invalid action with feedback. ``max_turns`` steps without an answer truncate the
-episode with reward 0.
+normalisation against any gold answer, or token F1 with ``reward="f1"``; both in
+``info``). Anything else is an invalid action with feedback. ``max_turns`` steps
+without an answer truncate the episode with reward 0. With ``initial_search=True`` the
+first observation already holds the passages found for the question (the "RAG" setting).
 
 Datasets: ``"generated"`` (the embedded fictional knowledge base, default),
 ``"hotpotqa"`` (HotpotQA questions over their own context paragraphs unless a
@@ -87,6 +88,12 @@ class SearchQAEnv(TextEnv):
         max_passage_chars: Passages longer than this are cut in observations.
         question_kinds: Keep only questions of these kinds (``"1hop"``/``"2hop"`` for
             generated data; ``"bridge"``/``"comparison"`` for HotpotQA). None keeps all.
+        reward: What an answer earns: ``"em"`` (exact match, default, as in Search-R1) or
+            ``"f1"`` (token F1: partial credit, a denser signal for small models). ``won``
+            is exact match either way.
+        initial_search: Search with the question itself on reset and show those passages
+            before the question in the first observation (Search-R1's "RAG" setting);
+            the agent may still search again.
         generator_seed: Seed of the generated knowledge base.
         test_fraction: Share of generated questions held out as ``"test"``.
         cache_index: Whether to cache the BM25 index on disk.
@@ -105,6 +112,8 @@ class SearchQAEnv(TextEnv):
         max_turns: int = 4,
         max_passage_chars: int = 600,
         question_kinds: Sequence[str] | None = None,
+        reward: Literal["em", "f1"] = "em",
+        initial_search: bool = False,
         generator_seed: int = 0,
         test_fraction: float = 0.2,
         cache_index: bool = True,
@@ -117,11 +126,15 @@ class SearchQAEnv(TextEnv):
             raise ValueError(f"test_fraction must be in (0, 1), got {test_fraction}")
         if dataset != "generated" and split is not None:
             raise ValueError(f"split applies to dataset='generated' only (got split={split!r}, dataset={dataset!r})")
+        if reward not in ("em", "f1"):
+            raise ValueError(f"reward must be 'em' or 'f1', got {reward!r}")
         if split not in (None, "train", "test", "all"):
             raise ValueError(f"split must be 'train', 'test' or 'all', got {split!r}")
         self.dataset = dataset
         self.top_k = int(top_k)
         self.max_passage_chars = int(max_passage_chars)
+        self.reward_kind = reward
+        self.initial_search = bool(initial_search)
         questions, passages = _load(dataset, data_path, questions_file, corpus_file, generator_seed)
         if dataset == "generated":
             questions = _split_questions(questions, split or "train", test_fraction, generator_seed)
@@ -159,7 +172,12 @@ class SearchQAEnv(TextEnv):
 
     def _begin(self, task_id: str) -> tuple[str, dict[str, Any]]:
         self.searches = []
-        return f"Question: {self.questions[task_id].question}\n{INSTRUCTION}", {}
+        question = self.questions[task_id].question
+        if not self.initial_search:
+            return f"Question: {question}\n{INSTRUCTION}", {}
+        hits = self.retriever.search(question, self.top_k)
+        observation = f"{format_hits(hits, self.max_passage_chars)}\nQuestion: {question}\n{INSTRUCTION}"
+        return observation, {"retrieved_titles": [hit.passage.title for hit in hits]}
 
     def _invalid_format_observation(self, projection: Projection) -> str:
         return projection.error or SEARCH_ANSWER_FEEDBACK
@@ -175,13 +193,13 @@ class SearchQAEnv(TextEnv):
             )
         prediction = action[len("<answer>") : -len("</answer>")]
         gold = self.current_question.answers
-        em = exact_match(prediction, gold)
+        em, f1 = exact_match(prediction, gold), f1_score(prediction, gold)
         return Outcome(
             observation=f"Your answer: {prediction}",
-            reward=em,
+            reward=em if self.reward_kind == "em" else f1,
             terminated=True,
             won=em == 1.0,
-            info={"em": em, "f1": f1_score(prediction, gold), "prediction": prediction, "gold_answers": list(gold)},
+            info={"em": em, "f1": f1, "prediction": prediction, "gold_answers": list(gold)},
         )
 
 

@@ -395,7 +395,13 @@ class TransformersPolicy:
             mask = torch.ones_like(response_ids) if response_mask is None else response_mask.long()
         else:
             response_ids, mask = _right_pad([list(r) for r in responses], self.pad_token_id, self.device)
-        prompt_ids, prompt_mask = _left_pad(self.prompt_ids(prompts, contexts), self.pad_token_id, self.device)
+        prompt_rows = self.prompt_ids(prompts, contexts)
+        # Rows of similar length share a forward pass, so little compute goes to padding.
+        lengths = torch.tensor([len(p) for p in prompt_rows]) + mask.sum(dim=1).cpu()
+        order = torch.argsort(lengths, descending=True, stable=True)
+        prompt_ids, prompt_mask = _left_pad([prompt_rows[i] for i in order.tolist()], self.pad_token_id, self.device)
+        order_on_device = order.to(response_ids.device)
+        response_ids, mask = response_ids[order_on_device], mask[order_on_device]
         pieces = []
         with self.reference_model() if reference else contextlib.nullcontext(self.model) as model:
             for start in range(0, len(prompts), self.score_batch_size):
@@ -405,7 +411,8 @@ class TransformersPolicy:
                 )
         if not pieces:
             return torch.zeros(0, 0)
-        return torch.cat(pieces, dim=0)
+        scored = torch.cat(pieces, dim=0)
+        return scored[torch.argsort(order).to(scored.device)]
 
     @contextlib.contextmanager
     def reference_model(self) -> Iterator[torch.nn.Module]:

@@ -50,6 +50,17 @@ def test_temperature_and_padding_tensor_path(tiny_model_path):
         assert torch.allclose(scores[row, :5], torch.tensor(g.logprobs), atol=1e-4)
 
 
+def test_score_rows_come_back_in_input_order_across_length_sorted_batches(tiny_model_path):
+    policy = TransformersPolicy(str(tiny_model_path), max_new_tokens=4, seed=0, score_batch_size=2)
+    prompts = ["a", "a much longer prompt than the others", "mid length prompt", "b", "another long-ish prompt here"]
+    responses = [[5, 6, 7], [8], [9, 10], [11, 12, 13, 14], [15, 16]]
+    together = policy.score(prompts, responses)
+    for row, (prompt, response) in enumerate(zip(prompts, responses, strict=True)):
+        alone = policy.score([prompt], [response])
+        assert torch.allclose(together[row, : len(response)], alone[0], atol=1e-5)
+        assert together[row, len(response) :].abs().sum() == 0
+
+
 def test_context_changes_scores_of_the_same_tokens(tiny_policy):
     [generation] = tiny_policy.generate(["Question?"])
     plain = tiny_policy.score(["Question?"], [generation.response_ids])

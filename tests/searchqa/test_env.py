@@ -42,6 +42,27 @@ def test_wrong_answer_partial_f1_and_invalid_feedback():
     assert reward == 0.0 and terminated and not info["won"] and 0 < info["f1"] < 1
 
 
+def test_f1_reward_gives_partial_credit_and_won_stays_exact_match():
+    env = gym.make("SearchQA-v0", reward="f1")
+    env.reset(seed=1)
+    gold = env.unwrapped.current_question.answers[0]
+    _, reward, terminated, _, info = env.step(f"<answer>{gold} and more words</answer>")
+    assert terminated and not info["won"] and reward == info["f1"] and 0 < reward < 1
+    env.reset(seed=1)
+    _, reward, _, _, info = env.step(f"<answer>{gold}</answer>")
+    assert reward == 1.0 and info["won"]
+
+
+def test_initial_search_shows_the_question_s_passages_first():
+    env = gym.make("SearchQA-v0", initial_search=True, top_k=1, question_kinds="1hop")
+    observation, info = env.reset(seed=3)
+    question = env.unwrapped.current_question
+    passages, asked = observation.split("</information>\n")
+    assert passages.startswith("<information>Doc 1(Title: ") and asked.startswith(f"Question: {question.question}\n")
+    assert info["retrieved_titles"] == [question.supporting_titles[0]] and info["task"] == question.question
+    assert env.unwrapped.searches == []  # the agent's own searches only
+
+
 def test_truncates_after_max_turns():
     env = gym.make("SearchQA-v0", max_turns=2)
     env.reset(seed=0)
@@ -64,6 +85,8 @@ def test_configuration_errors_name_the_field(tmp_path):
         gym.make("SearchQA-v0", dataset="hotpotqa", split="train", data_path=tmp_path)
     with pytest.raises(ValueError, match="dataset"):
         gym.make("SearchQA-v0", dataset="trivia")
+    with pytest.raises(ValueError, match="reward"):
+        gym.make("SearchQA-v0", reward="bleu")
     with pytest.raises(FileNotFoundError, match=str(tmp_path / "hotpotqa_dev_distractor_100.jsonl")):
         gym.make("SearchQA-v0", dataset="hotpotqa", data_path=tmp_path)
     with pytest.raises(FileNotFoundError, match="AGENTENVS_SEARCHQA_DATA"):
