@@ -53,33 +53,32 @@ class EvalArgs:
 QUICKSTART = TrainArgs(
     model="smollm2-135m",
     env="SearchQA-v0",
-    total_steps=12,
+    total_steps=24,
     config=GRPOConfig(
-        num_groups=3,
+        num_groups=4,
         group_size=4,
-        max_new_tokens=20,
-        temperature=0.8,
+        max_new_tokens=24,
+        temperature=0.7,
         history_length=1,
         show_format=False,
         prompt_preamble="",
-        response_prefix="<",
-        system_prompt=(
-            "You reply with one XML tag only. To look up a person, company, city or country, write "
-            "its exact name from the question between <search> and </search>. When you know the "
-            "answer, write it between <answer> and </answer>."
-        ),
+        response_prefix="<answer>",
+        system_prompt="Answer the question with a name from the documents.",
         invalid_action_penalty=0.2,
-        env_kwargs={"max_turns": 2, "top_k": 1, "max_passage_chars": 160, "question_kinds": "1hop"},
+        env_kwargs={
+            "max_turns": 1, "top_k": 1, "max_passage_chars": 160, "question_kinds": "1hop",
+            "initial_search": True, "reward": "f1",
+        },
         lora=True,
         lora_rank=16,
         lora_alpha=32,
         lora_top_layers=6,
-        learning_rate=3e-4,
+        learning_rate=8e-4,
         loss_type="dapo",
         micro_batch_size=8,
-        eval_every=6,
-        eval_episodes=16,
-        save_every=6,
+        eval_every=12,
+        eval_episodes=32,
+        save_every=12,
         output_dir="runs/quickstart",
         progress=False,
     ),
@@ -117,7 +116,8 @@ def run_train(args: TrainArgs) -> dict[str, float]:
         first, last = evaluations[0], evaluations[-1]
         print(
             f"held-out success: {first['eval/success_rate']:.3f} (step {first['step']}) -> "
-            f"{last['eval/success_rate']:.3f} (step {last['step']}); invalid-action rate "
+            f"{last['eval/success_rate']:.3f} (step {last['step']}); score "
+            f"{first['eval/mean_score']:.3f} -> {last['eval/mean_score']:.3f}; invalid-action rate "
             f"{first['eval/invalid_rate']:.3f} -> {last['eval/invalid_rate']:.3f}"
         )
     steps = [r for r in records if "train/invalid_rate" in r]

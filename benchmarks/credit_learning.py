@@ -11,7 +11,7 @@ Presets: ``cpu`` is sized for a few CPU cores (SmolLM2-135M, the README quick-st
 ``gpu`` for one GPU (more steps, larger groups, 9 processes at once).
 
 Usage:
-    python benchmarks/credit_learning.py --preset cpu --seeds 0 1 2 --parallel 1
+    python benchmarks/credit_learning.py --preset cpu --seeds 0 1 2 --parallel 2 --threads 1
     python benchmarks/credit_learning.py --preset gpu --parallel 9
     python benchmarks/credit_learning.py --aggregate-only --output benchmarks/results/credit_learning
 """
@@ -28,16 +28,23 @@ import time
 from pathlib import Path
 
 ALGORITHMS = ("grpo", "orsd", "taspo")
+ACTIVITY_KEYS = {
+    "orsd": ("orsd/groups_with_rubric", "orsd/groups_uniform_outcome", "orsd/shaping_to_advantage"),
+    "taspo": ("taspo/pi_coverage", "taspo/aligned_turn_fraction", "taspo/weight_std"),
+}
+"""Per-step statistics showing how often each rule's extra credit was in play."""
 
 
 def preset_config(preset: str, env: str, steps: int | None):
     """(model, env, steps, GRPOConfig) of a preset; ORSD/TASPO use their documented default options."""
     from agents.cli import QUICKSTART
 
-    base = QUICKSTART.config
+    # Two turns instead of the quick start's one, so an unclosed answer gets a second try
+    # and trajectories can have more than one turn for TASPO to weigh.
+    base = dataclasses.replace(QUICKSTART.config, env_kwargs={**QUICKSTART.config.env_kwargs, "max_turns": 2})
     if preset == "cpu":
-        config = dataclasses.replace(base, eval_every=2, eval_episodes=24, save_every=0, progress=False)
-        return QUICKSTART.model, env, steps or 10, config
+        config = dataclasses.replace(base, eval_every=4, eval_episodes=32, save_every=0, progress=False)
+        return QUICKSTART.model, env, steps or 12, config
     if preset == "gpu":
         config = dataclasses.replace(
             base, num_groups=8, group_size=8, eval_every=5, eval_episodes=64, save_every=0, device="cuda",
@@ -53,8 +60,12 @@ def preset_config(preset: str, env: str, steps: int | None):
 
 def run_one(algorithm: str, seed: int, args: argparse.Namespace) -> None:
     """Worker: trains one (algorithm, seed) run into ``output/algorithm_seed``."""
+    import torch
+
     from agents import GRPOAgent, ORSDAgent, TASPOAgent
 
+    if args.threads:
+        torch.set_num_threads(args.threads)
     model, env, steps, config = preset_config(args.preset, args.env, args.steps)
     config = dataclasses.replace(config, seed=seed, credit=algorithm, tensorboard=False,
                                  output_dir=str(Path(args.output) / f"{algorithm}_{seed}"))
@@ -77,7 +88,8 @@ def launch(args: argparse.Namespace) -> None:
             name = f"{algorithm}_{seed}"
             log = open(Path(args.output) / f"{name}.log", "w")  # noqa: SIM115 (closed when the process ends)
             command = [sys.executable, __file__, "--worker", algorithm, str(seed), "--preset", args.preset,
-                       "--env", args.env, "--output", args.output] + (["--steps", str(args.steps)] if args.steps else [])
+                       "--env", args.env, "--output", args.output, "--threads", str(args.threads)]
+            command += ["--steps", str(args.steps)] if args.steps else []
             running.append((subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT), name, time.time()))
             print(f"started {name}", flush=True)
         time.sleep(2)
@@ -95,11 +107,11 @@ def aggregate(args: argparse.Namespace) -> None:
     import matplotlib.pyplot as plt
 
     output = Path(args.output)
-    figure, axis = plt.subplots(figsize=(6, 4))
+    figure, (axis, score_axis) = plt.subplots(1, 2, figsize=(11, 4))
     rows = []
     episodes_per_step = None
     for algorithm in args.algorithms:
-        curves = {}
+        curves, scores, activity = {}, {}, {}
         for seed in args.seeds:
             path = output / f"{algorithm}_{seed}" / "metrics.jsonl"
             if not path.exists():
@@ -108,21 +120,34 @@ def aggregate(args: argparse.Namespace) -> None:
             config = json.loads((path.parent / "config.json").read_text())["config"]
             episodes_per_step = config["num_groups"] * config["group_size"]
             curves[seed] = {r["step"]: r["eval/success_rate"] for r in records if "eval/success_rate" in r}
+            scores[seed] = {r["step"]: r["eval/mean_score"] for r in records if "eval/mean_score" in r}
+            for record in records:
+                for key in ACTIVITY_KEYS.get(algorithm, ()):
+                    if key in record:
+                        activity.setdefault(key, []).append(record[key])
         if not curves:
             continue
         steps = sorted(set.intersection(*(set(c) for c in curves.values())))
         means = [statistics.mean(c[s] for c in curves.values()) for s in steps]
-        stds = [statistics.pstdev([c[s] for c in curves.values()]) for s in steps]
         x = [s * (episodes_per_step or 1) for s in steps]
-        axis.plot(x, means, marker="o", label=algorithm.upper())
-        axis.fill_between(x, [m - d for m, d in zip(means, stds, strict=True)],
-                          [m + d for m, d in zip(means, stds, strict=True)], alpha=0.2)
+        for panel, series in ((axis, curves), (score_axis, scores)):
+            values = [[series[seed][step] for seed in curves] for step in steps]
+            mean = [statistics.mean(v) for v in values]
+            spread = [statistics.pstdev(v) for v in values]
+            panel.plot(x, mean, marker="o", label=algorithm.upper())
+            panel.fill_between(x, [m - d for m, d in zip(mean, spread, strict=True)],
+                               [m + d for m, d in zip(mean, spread, strict=True)], alpha=0.2)
         finals = [c[steps[-1]] for c in curves.values()]
-        rows.append((algorithm.upper(), len(finals), means[0], statistics.mean(finals), statistics.pstdev(finals)))
-    axis.set_xlabel("training episodes (env interactions)")
-    axis.set_ylabel("held-out success rate")
-    axis.set_title(f"GRPO vs ORSD vs TASPO · {args.env} · preset {args.preset}")
-    axis.legend()
+        final_scores = [scores[seed][steps[-1]] for seed in curves]
+        start_score = statistics.mean(scores[seed][steps[0]] for seed in curves)
+        used = ", ".join(f"{key.split('/')[1]} {statistics.mean(v):.3f}" for key, v in activity.items()) or "-"
+        rows.append((algorithm.upper(), len(finals), means[0], statistics.mean(finals), statistics.pstdev(finals),
+                     start_score, statistics.mean(final_scores), statistics.pstdev(final_scores), used))
+    for panel, label in ((axis, "held-out success rate"), (score_axis, "held-out mean score")):
+        panel.set_xlabel("training episodes (env interactions)")
+        panel.set_ylabel(label)
+        panel.legend()
+    figure.suptitle(f"GRPO vs ORSD vs TASPO · {args.env} · preset {args.preset} · mean ± std over seeds")
     figure.tight_layout()
     figure.savefig(output / "learning_curves.png", dpi=120)
     _, model, env, steps, config = (None, *preset_config(args.preset, args.env, args.steps))
@@ -130,9 +155,14 @@ def aggregate(args: argparse.Namespace) -> None:
         f"# Learning comparison ({args.preset} preset)", "",
         f"model `{model}`, env `{env}`, {steps} steps x {config.num_groups} groups x {config.group_size} "
         f"rollouts, seeds {list(args.seeds)}; ORSD/TASPO with default options.", "",
-        "| algorithm | seeds | success at step 0 | final success (mean ± std) |", "|---|---|---|---|",
+        "| algorithm | seeds | success at step 0 | final success (mean ± std) | score at step 0 "
+        "| final score (mean ± std) | credit activity (mean over steps and seeds) |",
+        "|---|---|---|---|---|---|---|",
     ]
-    lines += [f"| {name} | {n} | {start:.3f} | {mean:.3f} ± {std:.3f} |" for name, n, start, mean, std in rows]
+    lines += [
+        f"| {name} | {n} | {start:.3f} | {mean:.3f} ± {std:.3f} | {score0:.3f} | {score:.3f} ± {score_std:.3f} | {used} |"
+        for name, n, start, mean, std, score0, score, score_std, used in rows
+    ]
     (output / "results.md").write_text("\n".join(lines) + "\n")
     print("\n".join(lines))
 
@@ -145,6 +175,7 @@ def main() -> None:
     parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
     parser.add_argument("--algorithms", nargs="+", default=list(ALGORITHMS), choices=ALGORITHMS)
     parser.add_argument("--parallel", type=int, default=1, help="runs at once")
+    parser.add_argument("--threads", type=int, default=0, help="torch threads per run (0: torch's default)")
     parser.add_argument("--output", default="benchmarks/results/credit_learning")
     parser.add_argument("--aggregate-only", action="store_true")
     parser.add_argument("--worker", nargs=2, metavar=("ALGORITHM", "SEED"), help=argparse.SUPPRESS)
