@@ -194,11 +194,12 @@ class TASPOCredit(CreditRule):
                     self.examples.append({"task_id": group.task_id, "trajectory": index, "success": target.success,
                                           "turn": int(batch.turn_index[row]), "privileged": text})
             offset += len(group)
+        to_score, score_mask = self.scoring_plan(batch, privileged)
         shift = privileged_logprob_shift(
-            context.score, batch.prompts, batch.response_ids, batch.response_mask, privileged,
+            context.score, batch.prompts, batch.response_ids, score_mask, to_score,
             tasks=[trajectories[i].task for i in batch.trajectory_index.tolist()] if trajectories else None,
             placement=opts.placement, base_logprobs=None if opts.rescore_without_pi else batch.old_logprobs,
-        ) if any(privileged) else torch.zeros(batch.response_ids.shape)
+        ) if any(to_score) else torch.zeros(batch.response_ids.shape)
         weights = self.token_weights(batch, advantages, shift, privileged, rows_of)
         mask = batch.response_mask.bool()
         token_advantages = advantages[batch.trajectory_index][:, None] * weights
@@ -215,6 +216,28 @@ class TASPOCredit(CreditRule):
                 / mask.sum().clamp_min(1)),
         }
         return token_advantages
+
+    def scoring_plan(
+        self, batch: RolloutBatch, privileged: list[str | None]
+    ) -> tuple[list[str | None], torch.Tensor]:
+        """Which rows the PI pass scores, and up to which token.
+
+        Action-level support reads Δ on the action's tokens only, so each row is scored up to
+        its action's end, and an aligned turn without an action span (support 0 whatever Δ
+        is) is not scored at all. Token-level support needs every token.
+        """
+        if self.opts.support_level != "action":
+            return privileged, batch.response_mask
+        to_score: list[str | None] = list(privileged)
+        mask = batch.response_mask.clone()
+        for row, (start, end) in enumerate(batch.action_token_spans.tolist()):
+            if to_score[row] is None:
+                continue
+            if start < 0 or end <= start:
+                to_score[row] = None
+            else:
+                mask[row, end:] = 0
+        return to_score, mask
 
     def token_weights(
         self, batch: RolloutBatch, advantages: torch.Tensor, shift: torch.Tensor, privileged: list[str | None],

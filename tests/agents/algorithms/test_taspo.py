@@ -114,3 +114,19 @@ def test_taspo_options_validate_and_name_the_field():
         TASPOOptions(support_level="turn")
     with pytest.raises(ValueError, match="TASPOOptions.endpoint_url"):
         TASPOOptions(analyzer="endpoint")
+
+
+def test_taspo_pi_pass_scores_actions_only_up_to_their_end():
+    batch = batch_from_groups([toy_group()], CharScorer(pen_rule))
+    batch.action_token_spans[1] = torch.tensor([-1, -1])  # an aligned turn without an action span
+    privileged = ["pi"] * len(batch)
+    privileged[0] = None
+    action_rule = make_credit_rule("taspo", config())
+    to_score, mask = action_rule.scoring_plan(batch, privileged)
+    assert to_score[0] is None and to_score[1] is None and all(to_score[2:])
+    for row in range(2, len(batch)):
+        end = int(batch.action_token_spans[row, 1])
+        assert int(mask[row].sum()) == end < int(batch.response_mask[row].sum())
+    assert torch.equal(mask[:2], batch.response_mask[:2])
+    token_rule = make_credit_rule("taspo", config(support_level="token"))
+    assert token_rule.scoring_plan(batch, privileged) == (privileged, batch.response_mask)
