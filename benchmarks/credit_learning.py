@@ -107,6 +107,7 @@ def aggregate(args: argparse.Namespace) -> None:
     import matplotlib.pyplot as plt
 
     output = Path(args.output)
+    output.mkdir(parents=True, exist_ok=True)
     figure, (axis, score_axis) = plt.subplots(1, 2, figsize=(11, 4))
     rows = []
     episodes_per_step = None
