@@ -38,6 +38,8 @@ def build_policy(model: str | os.PathLike[str], config: GRPOConfig, stop: tuple[
         reference=config.beta > 0,
         temperature=config.temperature,
         top_p=config.top_p,
+        decode=config.decode,
+        compile_decode=config.compile_decode,
         max_new_tokens=config.max_new_tokens,
         stop=stop,
         system_prompt=config.system_prompt,

@@ -23,6 +23,7 @@ from typing import Any, Literal
 
 from agents.algorithms.grpo import SCALE_REWARDS
 from agents.algorithms.loss import LOSS_TYPES
+from agents.policy.decoding import DECODERS
 
 OptionValue = bool | int | float | str
 """A scalar option value (tyro parses ``key value`` pairs from the command line)."""
@@ -45,6 +46,10 @@ class GRPOConfig:
     """Sampling temperature (log-probs are of the temperature-scaled distribution)."""
     top_p: float = 1.0
     """Nucleus-sampling threshold."""
+    decode: str = "dynamic"
+    """KV cache of the sampling loop: "dynamic" (grows per token) or "static" (fixed shapes)."""
+    compile_decode: bool = False
+    """torch.compile the static decode step (CUDA graphs on GPU); needs decode="static"."""
     history_length: int = 2
     """Past (observation, action) turns shown in the prompt."""
     show_format: bool = True
@@ -146,6 +151,10 @@ class GRPOConfig:
             fail("temperature", "> 0")
         if not 0 < self.top_p <= 1:
             fail("top_p", "in (0, 1]")
+        if self.decode not in DECODERS:
+            fail("decode", f"one of {DECODERS}")
+        if self.compile_decode and self.decode != "static":
+            fail("compile_decode", 'False unless decode="static"')
         if self.learning_rate < 0:
             fail("learning_rate", ">= 0")
         if not 0 <= self.epsilon < 1:

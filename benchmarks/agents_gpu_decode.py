@@ -5,7 +5,8 @@ depend on their values, and nothing is downloaded. Measured, in one process:
 
 - decode ms/step: Hugging Face ``generate`` with the dynamic cache; ``generate`` with
   the static cache and ``torch.compile`` (CUDA graphs via ``reduce-overhead``); our
-  ``TransformersPolicy`` decode loop (dynamic cache, per-token log-probs);
+  ``TransformersPolicy`` decode loop (per-token log-probs) with the dynamic cache, the
+  static cache, and the static cache with its step compiled (CUDA graphs; aim ≤ 2 ms/step);
 - the bandwidth floor: bytes of weights read per step / the GPU's memory bandwidth;
 - scoring tokens/s: ``TransformersPolicy.token_logprobs`` (teacher forcing,
   ``logits_to_keep``, chunked log-softmax) on 64 × (prompt + response) tokens.
@@ -75,6 +76,7 @@ def main() -> None:
     if not torch.cuda.is_available():
         raise SystemExit("agents_gpu_decode.py needs a CUDA GPU (torch.cuda.is_available() is False)")
     from agents.policy import TransformersPolicy
+    from agents.policy.decoding import make_decoder
 
     batch, prompt_len, new = args.batch_size, args.prompt_tokens, args.new_tokens
     with tempfile.TemporaryDirectory() as folder:
@@ -110,9 +112,13 @@ def main() -> None:
         model.forward = model.__class__.forward.__get__(model)
 
     rows = [[int(t) for t in row] for row in input_ids.tolist()]
-    ours_prefill = cuda_time(lambda: policy._decode(rows, 1, False, ()))
-    ours = cuda_time(lambda: policy._decode(rows, new, False, ()))
-    print(f"ours (TransformersPolicy, dynamic)  : {per_step(ours, ours_prefill):7.2f} ms/step (with log-probs)")
+    for label, decoder in (("dynamic", make_decoder("dynamic", model)),
+                           ("static", make_decoder("static", model)),
+                           ("static + compile", make_decoder("static", model, compile=True))):
+        policy.decoder = decoder
+        ours_prefill = cuda_time(lambda: policy._decode(rows, 1, False, ()))
+        ours = cuda_time(lambda: policy._decode(rows, new, False, ()))
+        print(f"ours, {label:29s}: {per_step(ours, ours_prefill):7.2f} ms/step (with log-probs)")
     print(f"bandwidth floor (weights / 4.8 TB/s): {params / H200_BANDWIDTH_BYTES_PER_S * 1e3:7.2f} ms/step")
 
     response = torch.randint(0, 150000, (batch, new), device="cuda", generator=generator)

@@ -3,7 +3,8 @@
 Prints our figures and ratios against baselines measured in the same process:
 - rollout: ``TransformersPolicy.generate`` (our KV-cached decode loop, which also
   returns each token's log-prob) vs Hugging Face ``model.generate`` on the same
-  prompts, same number of new tokens (no early stop on either side);
+  prompts, same number of new tokens (no early stop on either side), and our loop
+  over the static cache (``decode="static"``, uncompiled) vs the default dynamic one;
 - scoring: ``selective_logprobs`` (chunked) vs a full-vocabulary ``log_softmax`` + gather
   on the same logits;
 - update: tokens/s of one clipped-loss forward + backward over a rollout batch
@@ -21,6 +22,7 @@ import torch
 
 from agents.algorithms.loss import policy_loss
 from agents.policy import TransformersPolicy, selective_logprobs
+from agents.policy.decoding import make_decoder
 from agents.rollout import RolloutBatch, RolloutRow
 
 PROMPT = (
@@ -63,6 +65,11 @@ def benchmark(model: str, batch_size: int, new_tokens: int, repeats: int) -> Non
     baseline = timed(hf_generate, repeats)
     print(f"[{model}] rollout  batch {batch_size} x {new_tokens} new tokens: ours {tokens / ours:8.1f} tok/s, "
           f"HF generate {tokens / baseline:8.1f} tok/s, ratio {baseline / ours:.2f}x (>1: ours faster)")
+    dynamic_decoder, policy.decoder = policy.decoder, make_decoder("static", policy.model)
+    static = timed(lambda: policy.generate(prompts), repeats)
+    policy.decoder = dynamic_decoder
+    print(f"[{model}] rollout  static cache {tokens / static:8.1f} tok/s vs dynamic {tokens / ours:8.1f} tok/s, "
+          f"ratio {ours / static:.2f}x (>1: static faster)")
 
     generations = policy.generate(prompts)
     rows = [RolloutRow(g.prompt, g.prompt_ids, g.response_ids, g.logprobs, None, i, 0, i // 4, 0.0, True)

@@ -1,8 +1,11 @@
 """Update-time overhead of ORSD and TASPO credit over GRPO on one identical batch.
 
 One batch of ALFWorld-style trajectory groups (two wins, two losses per group; real
-tokenizer, real prompts, rollout log-probs from the policy) is credited and used for one
-policy update by each rule, in the same process, with the weights restored in between.
+tokenizer, rollout log-probs from the policy) is credited and used for one policy update by
+each rule, in the same process, with the weights restored in between. ``--prompt agent``
+(default) renders each turn as the trainer does (preamble, task, the last two steps, the
+admissible actions, the format line); ``--prompt bare`` uses only the task line and the
+observation, the worst case for the ratio, since the PI's length is then most of the prompt.
 Reported: median seconds of credit + update per rule and the ratio to GRPO (goals: TASPO
 ≤ 1.3×, ORSD ≤ 1.6×). ORSD runs its programmatic proposer/verifier, TASPO its rule-based
 analyzer with aligned PI, so the extra cost is mostly the one PI scoring pass.
@@ -26,17 +29,38 @@ from agents.policy import TransformersPolicy
 from agents.privileged.testing import default_prompt, register_letter_hunt, toy_group
 from agents.rollout import RolloutBatch, RolloutRow
 from agents.trainer import Trainer
+from wrappers.prompting import PromptBuilder
+
+# What ALFWorld lists in the toy room (a real room lists more: one "go to" per receptacle).
+TOY_ADMISSIBLE = (
+    "go to desk 1", "go to drawer 1", "open drawer 1", "close drawer 1", "examine desk 1", "examine drawer 1",
+    "take pen 2 from desk 1", "take mug 1 from desk 1", "put pen 2 in/on drawer 1", "inventory", "look",
+)
 
 
-def tokenized_batch(policy: TransformersPolicy, num_groups: int) -> RolloutBatch:
+def agent_prompts(trajectory, config: GRPOConfig) -> list[str]:
+    """Each turn's prompt as the trainer's PromptBuilder renders it."""
+    builder = PromptBuilder(history_length=config.history_length, show_format=config.show_format,
+                            preamble=config.prompt_preamble)
+    history: list[tuple[str, str]] = []
+    prompts = []
+    for turn in trajectory.turns:
+        prompts.append(builder.build(task=trajectory.task, observation=turn.observation, history=history,
+                                     admissible_actions=TOY_ADMISSIBLE, action_format="raw"))
+        history.append((turn.observation, turn.action))
+    return prompts
+
+
+def tokenized_batch(policy: TransformersPolicy, num_groups: int, prompt_style: str = "agent") -> RolloutBatch:
     """The toy groups as a RolloutBatch in the policy's own tokens, log-probs from ``policy.score``."""
     groups = [toy_group(group_id=g, task_id=f"toy{g}") for g in range(num_groups)]
     rows, rewards, success, group_ids = [], [], [], []
     index = 0
     for group in groups:
         for trajectory in group.trajectories:
-            for turn_number, turn in enumerate(trajectory.turns):
-                prompt = default_prompt(trajectory.task, turn.observation)
+            prompts = (agent_prompts(trajectory, GRPOConfig()) if prompt_style == "agent"
+                       else [default_prompt(trajectory.task, turn.observation) for turn in trajectory.turns])
+            for turn_number, (turn, prompt) in enumerate(zip(trajectory.turns, prompts, strict=True)):
                 encoded = policy.tokenizer(turn.raw_output, add_special_tokens=False, return_offsets_mapping=True)
                 ids, offsets = encoded["input_ids"], encoded["offset_mapping"]
                 start, end = turn.action_span.start, turn.action_span.end
@@ -60,11 +84,15 @@ def main() -> None:
     parser.add_argument("--groups", type=int, default=8)
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--micro-batch-size", type=int, default=16)
+    parser.add_argument("--prompt", choices=("agent", "bare"), default="agent",
+                        help="turn prompts as the trainer renders them, or task line + observation only")
     args = parser.parse_args()
     torch.manual_seed(0)
     policy = TransformersPolicy(args.model, max_new_tokens=8, seed=0)
-    batch = tokenized_batch(policy, args.groups)
-    print(f"batch: {len(batch)} turns, {batch.num_tokens} response tokens, {args.groups} groups x 4, model {args.model}")
+    batch = tokenized_batch(policy, args.groups, args.prompt)
+    prompt_tokens = sum(len(ids) for ids in policy.prompt_ids(batch.prompts))
+    print(f"batch: {len(batch)} turns, {prompt_tokens} prompt / {batch.num_tokens} response tokens "
+          f"({args.prompt} prompts), {args.groups} groups x 4, model {args.model}")
     initial = copy.deepcopy(policy.trainable_state_dict())
     configs = {
         "grpo": GRPOConfig(credit="grpo", micro_batch_size=args.micro_batch_size, progress=False, tensorboard=False),

@@ -1,7 +1,8 @@
 """A Hugging Face causal LM as a policy: batched sampling and teacher-forced scoring.
 
 Sampling runs our own KV-cached decode loop (so the log-prob of every sampled
-token comes from the same logits the sample was drawn from); scoring feeds
+token comes from the same logits the sample was drawn from) over a growing or a
+static, compilable cache (:mod:`agents.policy.decoding`); scoring feeds
 ``prompt + response`` once and keeps only the response positions
 (``logits_to_keep``), turning them into log-probs a chunk of rows at a time.
 Both use the same left-padded prompts and explicit position ids, so a sampled
@@ -27,6 +28,7 @@ from dataclasses import dataclass, field
 
 import torch
 
+from agents.policy.decoding import DECODERS, Decoder, make_decoder, positions_from_mask
 from agents.policy.logprobs import selective_logprobs
 from agents.policy.models import resolve_model
 
@@ -125,6 +127,11 @@ class TransformersPolicy:
         cache_dir: Where built-in models are cached.
         seed: Seeds the sampling generator.
         attn_implementation: Transformers attention backend.
+        decode: ``"dynamic"`` (growing KV cache) or ``"static"`` (preallocated cache, fixed
+            shapes per step; same tokens and log-probs).
+        compile_decode: Compile the static decode step with ``torch.compile``
+            (``reduce-overhead``: CUDA graphs on GPU). Needs ``decode="static"``.
+        decode_bucket: Static cache widths are rounded up to a multiple of this.
     """
 
     def __init__(
@@ -148,6 +155,9 @@ class TransformersPolicy:
         cache_dir: str | os.PathLike[str] | None = None,
         seed: int = 0,
         attn_implementation: str = "sdpa",
+        decode: str = "dynamic",
+        compile_decode: bool = False,
+        decode_bucket: int = 64,
     ) -> None:
         from transformers import AutoModelForCausalLM, AutoTokenizer
 
@@ -157,6 +167,12 @@ class TransformersPolicy:
             raise ValueError(f"top_p must be in (0, 1], got {top_p}")
         if max_new_tokens < 1:
             raise ValueError(f"max_new_tokens must be >= 1, got {max_new_tokens}")
+        if decode not in DECODERS:
+            raise ValueError(f"decode must be one of {DECODERS}, got {decode!r}")
+        if compile_decode and decode != "static":
+            raise ValueError("compile_decode needs decode='static' (the dynamic cache changes shape every step)")
+        if decode_bucket < 1:
+            raise ValueError(f"decode_bucket must be >= 1, got {decode_bucket}")
         if not hasattr(torch, dtype) or not isinstance(getattr(torch, dtype), torch.dtype):
             raise ValueError(f"dtype must name a torch dtype (e.g. 'float32'), got {dtype!r}")
         self.model_path = resolve_model(model, cache_dir)
@@ -210,6 +226,7 @@ class TransformersPolicy:
         self.eos_token_ids = _eos_ids(self.tokenizer, base)
         self.generator = torch.Generator(device=self.device)
         self.generator.manual_seed(seed)
+        self.decoder: Decoder = make_decoder(decode, self.model, bucket=decode_bucket, compile=compile_decode)
 
     # -- prompts ------------------------------------------------------------------------
     def prompt_ids(self, prompts: Sequence[str], contexts: Sequence[str | None] | None = None) -> list[list[int]]:
@@ -269,7 +286,6 @@ class TransformersPolicy:
         self, prompt_ids: list[list[int]], limit: int, greedy: bool, stops: tuple[str, ...]
     ) -> tuple[list[list[int]], list[list[float]], list[str]]:
         input_ids, attention_mask = _left_pad(prompt_ids, self.pad_token_id, self.device)
-        position_ids = (attention_mask.cumsum(-1) - 1).clamp(min=0)
         batch = len(prompt_ids)
         responses: list[list[int]] = [[] for _ in range(batch)]
         logprobs: list[list[float]] = [[] for _ in range(batch)]
@@ -277,12 +293,9 @@ class TransformersPolicy:
         active = torch.ones(batch, dtype=torch.bool, device=self.device)
         eos = torch.tensor(sorted(self.eos_token_ids), device=self.device)
         stop_window = max((len(self.tokenizer.encode(s, add_special_tokens=False)) for s in stops), default=0) + 2
-        output = self.model(
-            input_ids=input_ids, attention_mask=attention_mask, position_ids=position_ids,
-            use_cache=True, logits_to_keep=1,
-        )
+        logits = self.decoder.prefill(input_ids, attention_mask, limit)
         for _ in range(limit):
-            scaled = output.logits[:, -1, :].float() / self.temperature
+            scaled = logits.float() / self.temperature
             log_probs = torch.log_softmax(scaled, dim=-1)
             if greedy:
                 tokens = scaled.argmax(dim=-1)
@@ -304,12 +317,7 @@ class TransformersPolicy:
             active &= torch.tensor([reason == "length" for reason in reasons], device=self.device)
             if not bool(active.any()):
                 break
-            attention_mask = torch.cat([attention_mask, attention_mask.new_ones(batch, 1)], dim=1)
-            position_ids = position_ids[:, -1:] + 1
-            output = self.model(
-                input_ids=tokens[:, None], attention_mask=attention_mask, position_ids=position_ids,
-                cache=output.cache, use_cache=True, logits_to_keep=1,
-            )
+            logits = self.decoder.step(tokens)
         return responses, logprobs, reasons
 
     def _text_with_offsets(self, response_ids: list[int]) -> tuple[str, list[tuple[int, int]]]:
@@ -350,7 +358,7 @@ class TransformersPolicy:
         response_ids, response_mask = response_ids[:, :width], response_mask[:, :width]
         input_ids = torch.cat([prompt_ids, response_ids], dim=1).to(self.device)
         attention_mask = torch.cat([prompt_mask, response_mask], dim=1).to(self.device).long()
-        position_ids = (attention_mask.cumsum(-1) - 1).clamp(min=0)
+        position_ids = positions_from_mask(attention_mask)
         output = model(
             input_ids=input_ids, attention_mask=attention_mask, position_ids=position_ids,
             use_cache=False, logits_to_keep=width + 1,

@@ -1,0 +1,175 @@
+"""KV-cached one-token decode steps: a growing (dynamic) cache or a preallocated static one.
+
+``TransformersPolicy`` samples with its own loop (so every sampled token's log-prob comes from
+the logits it was drawn from); the loop asks a *decoder* for next-token logits:
+
+- :class:`DynamicDecoder`: Hugging Face's default cache, which grows by one position per
+  step. Shapes change every step; cheap to set up, right on CPU.
+- :class:`StaticDecoder`: a ``StaticCache`` preallocated to the prompt width plus the token
+  limit (rounded up to ``bucket`` so calls of similar size reuse it), and one full-width
+  attention mask updated in place. Every decode step then has the same shapes and the
+  same buffers, which is what ``torch.compile(mode="reduce-overhead")`` needs to capture
+  the step once as a CUDA graph and replay it (``compile=True``; on GPU). Without
+  compilation it gives the same tokens and log-probs as the dynamic cache (tested).
+
+Both take left-padded prompts and use explicit position ids (the count of real tokens
+before each one), so padding never shifts a row's positions.
+
+Example:
+    >>> import torch
+    >>> mask = torch.tensor([[0, 1, 1], [1, 1, 1]])
+    >>> positions_from_mask(mask).tolist()
+    [[0, 0, 1], [0, 1, 2]]
+"""
+
+from __future__ import annotations
+
+import inspect
+import math
+from typing import Any, Protocol
+
+import torch
+
+DECODERS: tuple[str, ...] = ("dynamic", "static")
+
+
+def positions_from_mask(attention_mask: torch.Tensor) -> torch.Tensor:
+    """Position ids of a left-padded batch: real tokens count from 0, padding gets 0."""
+    return (attention_mask.cumsum(-1) - 1).clamp(min=0)
+
+
+def cache_keyword(model: torch.nn.Module) -> str:
+    """The name ``model.forward`` takes its KV cache under (``cache`` in recent transformers,
+    ``past_key_values`` before)."""
+    base = model.get_base_model() if hasattr(model, "get_base_model") else model  # a peft wrapper
+    parameters = inspect.signature(base.forward).parameters
+    return "cache" if "cache" in parameters else "past_key_values"
+
+
+def returned_cache(output: Any) -> Any:
+    """The KV cache a forward pass returned, under either name."""
+    cache = getattr(output, "cache", None)
+    return cache if cache is not None else getattr(output, "past_key_values", None)
+
+
+class Decoder(Protocol):
+    """Next-token logits over a KV cache: ``prefill`` a prompt batch, then ``step`` token by token."""
+
+    def prefill(self, input_ids: torch.Tensor, attention_mask: torch.Tensor, limit: int) -> torch.Tensor:
+        """Runs the left-padded prompts; returns ``[B, V]`` logits for the first new token."""
+        ...
+
+    def step(self, tokens: torch.Tensor) -> torch.Tensor:
+        """Feeds one token per row (``[B]``); returns ``[B, V]`` logits for the next one."""
+        ...
+
+
+class DynamicDecoder:
+    """Hugging Face's growing cache: the mask gains a column and the cache a position per step."""
+
+    def __init__(self, model: torch.nn.Module) -> None:
+        self.model = model
+        self.cache_keyword = cache_keyword(model)
+        self.cache: Any = None
+        self.attention_mask = torch.empty(0)
+        self.positions = torch.empty(0)
+
+    def prefill(self, input_ids: torch.Tensor, attention_mask: torch.Tensor, limit: int) -> torch.Tensor:
+        self.attention_mask = attention_mask
+        positions = positions_from_mask(attention_mask)
+        self.positions = positions[:, -1:]
+        output = self.model(input_ids=input_ids, attention_mask=attention_mask, position_ids=positions,
+                            use_cache=True, logits_to_keep=1)
+        self.cache = returned_cache(output)
+        return output.logits[:, -1, :]
+
+    def step(self, tokens: torch.Tensor) -> torch.Tensor:
+        self.attention_mask = torch.cat([self.attention_mask, self.attention_mask.new_ones(len(tokens), 1)], dim=1)
+        self.positions = self.positions + 1
+        output = self.model(input_ids=tokens[:, None], attention_mask=self.attention_mask,
+                            position_ids=self.positions, use_cache=True, logits_to_keep=1,
+                            **{self.cache_keyword: self.cache})
+        self.cache = returned_cache(output)
+        return output.logits[:, -1, :]
+
+
+class StaticDecoder:
+    """A preallocated ``StaticCache`` and fixed-shape steps (compilable into a CUDA graph).
+
+    Args:
+        model: The causal LM (a peft model works too).
+        bucket: Cache widths are rounded up to a multiple of this, so that calls with
+            slightly different prompt widths reuse one cache and one compiled graph.
+        compile: Wrap the one-token step in ``torch.compile(mode="reduce-overhead")``
+            (CUDA graphs on GPU; the prefill stays eager, its shape varies).
+    """
+
+    def __init__(self, model: torch.nn.Module, *, bucket: int = 64, compile: bool = False) -> None:
+        if bucket < 1:
+            raise ValueError(f"bucket must be >= 1, got {bucket}")
+        self.model = model
+        self.bucket = bucket
+        self.cache_keyword = cache_keyword(model)
+        self._step_forward = (
+            torch.compile(model.forward, mode="reduce-overhead", fullgraph=False) if compile else model.forward
+        )
+        self.cache: Any = None
+        self._cache_key: tuple | None = None
+        self.attention_mask = torch.empty(0)
+        self.positions = torch.empty(0)
+        self.written = 0
+
+    def cache_width(self, prompt_width: int, limit: int) -> int:
+        """Positions the cache holds: prompt + limit, rounded up to the bucket."""
+        return math.ceil((prompt_width + limit) / self.bucket) * self.bucket
+
+    def _static_cache(self, batch: int, width: int, device: torch.device, dtype: torch.dtype) -> Any:
+        from transformers import StaticCache
+
+        key = (batch, width, device, dtype)
+        if self.cache is not None and self._cache_key == key:
+            self.cache.reset()  # same buffers (addresses a captured graph reads), zeroed
+        else:
+            self.cache = StaticCache(config=self.model.config, max_cache_len=width)
+            self._cache_key = key
+        return self.cache
+
+    def prefill(self, input_ids: torch.Tensor, attention_mask: torch.Tensor, limit: int) -> torch.Tensor:
+        batch, prompt_width = input_ids.shape
+        width = self.cache_width(prompt_width, limit)
+        dtype = next(self.model.parameters()).dtype
+        cache = self._static_cache(batch, width, input_ids.device, dtype)
+        self.attention_mask = attention_mask.new_zeros(batch, width)
+        self.attention_mask[:, :prompt_width] = attention_mask
+        positions = positions_from_mask(attention_mask)
+        self.positions = positions[:, -1:].clone()
+        self.written = prompt_width
+        output = self.model(input_ids=input_ids, attention_mask=self.attention_mask, position_ids=positions,
+                            use_cache=True, logits_to_keep=1, **{self.cache_keyword: cache})
+        return output.logits[:, -1, :]
+
+    def step(self, tokens: torch.Tensor) -> torch.Tensor:
+        if self.written >= self.attention_mask.shape[1]:
+            raise RuntimeError(f"static cache of {self.attention_mask.shape[1]} positions is full")
+        self.attention_mask[:, self.written] = 1  # the token fed now sits at cache position `written`
+        self.written += 1
+        self.positions.add_(1)
+        output = self._step_forward(input_ids=tokens[:, None], attention_mask=self.attention_mask,
+                                    position_ids=self.positions, use_cache=True, logits_to_keep=1,
+                                    **{self.cache_keyword: self.cache})
+        return output.logits[:, -1, :]
+
+
+def make_decoder(kind: str, model: torch.nn.Module, *, bucket: int = 64, compile: bool = False) -> Decoder:
+    """The decoder ``kind`` (one of :data:`DECODERS`) over ``model``.
+
+    Raises:
+        ValueError: for an unknown kind, or ``compile`` with the dynamic cache.
+    """
+    if kind == "dynamic":
+        if compile:
+            raise ValueError("compile needs decode='static' (the dynamic cache changes shape every step)")
+        return DynamicDecoder(model)
+    if kind == "static":
+        return StaticDecoder(model, bucket=bucket, compile=compile)
+    raise ValueError(f"decode must be one of {DECODERS}, got {kind!r}")
