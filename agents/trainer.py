@@ -16,6 +16,7 @@ Example:
 
 from __future__ import annotations
 
+import contextlib
 import inspect
 import json
 import math
@@ -180,13 +181,19 @@ class Trainer:
         replace = len(task_pool) < config.num_groups
         chosen = self.rng.choice(len(task_pool), size=config.num_groups, replace=replace)
         collect_seed = int(self.rng.integers(0, 2**31 - 1))
-        batch = self.collector.collect([task_pool[i] for i in chosen], seed=collect_seed)
+        reuse = self.credit_rule.reuses_prompt_caches  # the rule rescores on top of the rollout's prompt KV
+        with self.policy.keeping_prompt_caches() if reuse else contextlib.nullcontext():
+            batch = self.collector.collect([task_pool[i] for i in chosen], seed=collect_seed)
         stats = self.collector.last_stats
         collected = time.perf_counter()
         if config.beta > 0:
             batch.ref_logprobs = self._reference_logprobs(batch)
         context = CreditContext(config=config, step=self.step, scorer=self.policy.score)
-        advantages = self.credit_rule.compute(batch, context)
+        try:
+            advantages = self.credit_rule.compute(batch, context)
+        finally:
+            if reuse:
+                self.policy.prompt_caches.clear()
         if advantages.shape != batch.response_mask.shape:
             raise ValueError(
                 f"credit rule {config.credit!r} returned {tuple(advantages.shape)}, "

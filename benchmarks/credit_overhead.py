@@ -8,7 +8,9 @@ admissible actions, the format line); ``--prompt bare`` uses only the task line 
 observation, the worst case for the ratio, since the PI's length is then most of the prompt.
 Reported: median seconds of credit + update per rule and the ratio to GRPO (goals: TASPO
 ≤ 1.3×, ORSD ≤ 1.6×). ORSD runs its programmatic proposer/verifier, TASPO its rule-based
-analyzer with aligned PI, so the extra cost is mostly the one PI scoring pass.
+analyzer with aligned PI, so the extra cost is mostly the one PI scoring pass. The
+``+reuse`` rows put the PI at the prompt's end and reuse the rollout's prompt KV
+(``reuse_prompt_cache``), so that pass computes only the PI, the turn's end and the response.
 
 Usage:
     python benchmarks/credit_overhead.py --model tiny-random-qwen3 --groups 8 --repeats 3
@@ -94,12 +96,17 @@ def main() -> None:
     print(f"batch: {len(batch)} turns, {prompt_tokens} prompt / {batch.num_tokens} response tokens "
           f"({args.prompt} prompts), {args.groups} groups x 4, model {args.model}")
     initial = copy.deepcopy(policy.trainable_state_dict())
+    common = {"micro_batch_size": args.micro_batch_size, "progress": False, "tensorboard": False}
+    reuse = {"placement": "prompt_end", "reuse_prompt_cache": True}
     configs = {
-        "grpo": GRPOConfig(credit="grpo", micro_batch_size=args.micro_batch_size, progress=False, tensorboard=False),
-        "orsd": GRPOConfig(credit="orsd", micro_batch_size=args.micro_batch_size, progress=False, tensorboard=False),
-        "taspo": GRPOConfig(credit="taspo", micro_batch_size=args.micro_batch_size, progress=False, tensorboard=False),
+        "grpo": GRPOConfig(credit="grpo", **common),
+        "orsd": GRPOConfig(credit="orsd", **common),
+        "taspo": GRPOConfig(credit="taspo", **common),
+        "orsd+reuse": GRPOConfig(credit="orsd", credit_options=reuse, **common),
+        "taspo+reuse": GRPOConfig(credit="taspo", credit_options=reuse, **common),
     }
     trainer = Trainer(policy, register_letter_hunt(), configs["grpo"])
+    policy.cache_prompts(batch.prompts)  # what the rollout's prefill would have kept (weights as at rollout)
     seconds: dict[str, list[float]] = {name: [] for name in configs}
     credit_seconds: dict[str, list[float]] = {name: [] for name in configs}
     try:
@@ -109,7 +116,7 @@ def main() -> None:
         for _ in range(args.repeats):
             for name, config in configs.items():  # interleaved so drift in machine load hits all rules alike
                 policy.load_trainable_state_dict(copy.deepcopy(initial))
-                rule = make_credit_rule(name, config)
+                rule = make_credit_rule(config.credit, config)
                 trainer.config = config
                 start = time.perf_counter()
                 advantages = rule.compute(batch, CreditContext(config=config, scorer=policy.score))
@@ -125,10 +132,10 @@ def main() -> None:
     finally:
         trainer.close()
     base = statistics.median(seconds["grpo"])
-    print(f"{'rule':6s} {'credit+update s':>16s} {'credit s':>9s} {'ratio vs GRPO':>14s}")
+    print(f"{'rule':12s} {'credit+update s':>16s} {'credit s':>9s} {'ratio vs GRPO':>14s}")
     for name in configs:
         median = statistics.median(seconds[name])
-        print(f"{name:6s} {median:16.3f} {statistics.median(credit_seconds[name]):9.3f} {median / base:13.2f}x")
+        print(f"{name:12s} {median:16.3f} {statistics.median(credit_seconds[name]):9.3f} {median / base:13.2f}x")
 
 
 if __name__ == "__main__":

@@ -64,10 +64,17 @@ class CreditContext:
         contexts: Sequence[str | None] | None = None,
         *,
         response_mask: torch.Tensor | None = None,
+        reuse_from: Sequence[str] | None = None,
     ) -> torch.Tensor:
-        """Teacher-forced log-probs of ``responses`` after ``prompts`` (with ``contexts`` inserted)."""
+        """Teacher-forced log-probs of ``responses`` after ``prompts`` (with ``contexts`` inserted).
+
+        ``reuse_from``: per row, the rollout prompt whose kept KV the scorer may reuse
+        (``TransformersPolicy.score``); passed on only when given.
+        """
         if self.scorer is None:
             raise RuntimeError("this CreditContext has no scorer (no policy was given)")
+        if reuse_from is not None:
+            return self.scorer(prompts, responses, contexts, response_mask=response_mask, reuse_from=reuse_from)
         return self.scorer(prompts, responses, contexts, response_mask=response_mask)
 
 
@@ -86,6 +93,12 @@ class CreditRule(abc.ABC):
         """Statistics of the last ``compute`` (logged with every training step)."""
         self.examples: list[dict[str, Any]] = []
         """Readable records of the last ``compute`` (e.g. the rubric or PI used), logged at evaluation steps."""
+
+    @property
+    def reuses_prompt_caches(self) -> bool:
+        """Whether :meth:`compute` reuses the rollout's prompt KV (option ``reuse_prompt_cache``);
+        the trainer then has the policy keep it during training collection."""
+        return bool(self.options.get("reuse_prompt_cache", False))
 
     @property
     def options(self) -> dict[str, Any]:

@@ -99,6 +99,10 @@ class ORSDOptions:
     """Where the rubric goes in the prompt: after_task, prompt_start or prompt_end."""
     rescore_without_pi: bool = False
     """Score the no-PI term again instead of reusing the rollout log-probs (equal while unchanged)."""
+    reuse_prompt_cache: bool = False
+    """Keep the rollout's prompt KV and score the PI pass on top of it, recomputing only the tokens
+    from the PI on (with ``placement="prompt_end"``: the PI, the chat turn's end and the response).
+    Costs the prompts' KV in memory until credit is done."""
     lm_max_new_tokens: int = 192
     """Token limit when the policy writes rubric bundles / guidance (its stop strings are off)."""
     log_examples: int = 2
@@ -240,6 +244,7 @@ class ORSDCredit(CreditRule):
             context.score, batch.prompts, batch.response_ids, batch.response_mask, privileged,
             tasks=[trajectories[i].task for i in rows] if trajectories else None, placement=opts.placement,
             base_logprobs=None if opts.rescore_without_pi else batch.old_logprobs,
+            reuse_prompt_cache=opts.reuse_prompt_cache,
         ) if any(privileged) else torch.zeros(batch.response_ids.shape)
         row_advantages = advantages[batch.trajectory_index]
         token_advantages = orsd_token_advantages(row_advantages, shift, batch.response_mask, batch.trajectory_index,

@@ -25,12 +25,14 @@ import copy
 import os
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import torch
 
-from agents.policy.decoding import DECODERS, Decoder, make_decoder, positions_from_mask
+from agents.policy.decoding import DECODERS, Decoder, cache_keyword, make_decoder, positions_from_mask
 from agents.policy.logprobs import selective_logprobs
 from agents.policy.models import resolve_model
+from agents.policy.prompt_cache import PromptCacheStore, stacked_past
 
 
 @dataclass(frozen=True)
@@ -227,6 +229,9 @@ class TransformersPolicy:
         self.generator = torch.Generator(device=self.device)
         self.generator.manual_seed(seed)
         self.decoder: Decoder = make_decoder(decode, self.model, bucket=decode_bucket, compile=compile_decode)
+        self.prompt_caches = PromptCacheStore()
+        """Prompt KV kept from rollouts (inside :meth:`keeping_prompt_caches`) for ``score(reuse_from=...)``."""
+        self._keep_prompt_caches = False
 
     # -- prompts ------------------------------------------------------------------------
     def prompt_ids(self, prompts: Sequence[str], contexts: Sequence[str | None] | None = None) -> list[list[int]]:
@@ -294,6 +299,8 @@ class TransformersPolicy:
         eos = torch.tensor(sorted(self.eos_token_ids), device=self.device)
         stop_window = max((len(self.tokenizer.encode(s, add_special_tokens=False)) for s in stops), default=0) + 2
         logits = self.decoder.prefill(input_ids, attention_mask, limit)
+        if self._keep_prompt_caches:
+            self.prompt_caches.keep(prompt_ids, self.decoder.cache, input_ids.shape[1])
         for _ in range(limit):
             scaled = logits.float() / self.temperature
             log_probs = torch.log_softmax(scaled, dim=-1)
@@ -320,6 +327,23 @@ class TransformersPolicy:
             logits = self.decoder.step(tokens)
         return responses, logprobs, reasons
 
+    @contextlib.contextmanager
+    def keeping_prompt_caches(self, enabled: bool = True) -> Iterator[PromptCacheStore]:
+        """Within this block, :meth:`generate` keeps every prompt's KV in :attr:`prompt_caches`."""
+        previous, self._keep_prompt_caches = self._keep_prompt_caches, enabled
+        try:
+            yield self.prompt_caches
+        finally:
+            self._keep_prompt_caches = previous
+
+    @torch.no_grad()
+    def cache_prompts(self, prompts: Sequence[str]) -> None:
+        """Runs and keeps the prompts' KV as a rollout would (for batches not made by :meth:`generate`)."""
+        prompt_ids = self.prompt_ids(prompts)
+        input_ids, attention_mask = _left_pad(prompt_ids, self.pad_token_id, self.device)
+        self.decoder.prefill(input_ids, attention_mask, 1)
+        self.prompt_caches.keep(prompt_ids, self.decoder.cache, input_ids.shape[1])
+
     def _text_with_offsets(self, response_ids: list[int]) -> tuple[str, list[tuple[int, int]]]:
         """The response prefix plus the decoded text, and each token's character range in it."""
         prefix = self.response_prefix
@@ -341,11 +365,13 @@ class TransformersPolicy:
         response_mask: torch.Tensor,
         *,
         model: torch.nn.Module | None = None,
+        past: tuple[Any, torch.Tensor] | None = None,
     ) -> torch.Tensor:
         """Teacher-forced log-probs ``[B, T]`` of right-padded responses after left-padded prompts.
 
         Keeps gradients when called with grad enabled (the update path). Padding
-        positions hold 0.
+        positions hold 0. ``past``: a left-padded cache of tokens that come before
+        ``prompt_ids`` and its ``[B, P]`` mask (see :mod:`agents.policy.prompt_cache`).
         """
         model = self.model if model is None else model
         # Drop prompt columns that are padding in every row (micro-batches are often shorter).
@@ -358,10 +384,15 @@ class TransformersPolicy:
         response_ids, response_mask = response_ids[:, :width], response_mask[:, :width]
         input_ids = torch.cat([prompt_ids, response_ids], dim=1).to(self.device)
         attention_mask = torch.cat([prompt_mask, response_mask], dim=1).to(self.device).long()
-        position_ids = positions_from_mask(attention_mask)
+        cache_arguments: dict[str, Any] = {"use_cache": False}
+        if past is not None:
+            cache, past_mask = past
+            attention_mask = torch.cat([past_mask.to(self.device).long(), attention_mask], dim=1)
+            cache_arguments = {"use_cache": True, cache_keyword(model): cache}
+        position_ids = positions_from_mask(attention_mask)[:, attention_mask.shape[1] - input_ids.shape[1] :]
         output = model(
             input_ids=input_ids, attention_mask=attention_mask, position_ids=position_ids,
-            use_cache=False, logits_to_keep=width + 1,
+            logits_to_keep=width + 1, **cache_arguments,
         )
         logits = output.logits[:, :-1, :]
         logprobs = selective_logprobs(
@@ -382,6 +413,7 @@ class TransformersPolicy:
         *,
         response_mask: torch.Tensor | None = None,
         reference: bool = False,
+        reuse_from: Sequence[str] | None = None,
     ) -> torch.Tensor:
         """Teacher-forced log-probs of given response tokens, optionally with extra prompt text.
 
@@ -392,6 +424,9 @@ class TransformersPolicy:
             contexts: Per prompt, text inserted before it (privileged information) or None.
             response_mask: ``[B, T]`` validity of a padded ``responses`` tensor.
             reference: Score with the reference model (adapter disabled / frozen copy).
+            reuse_from: Per row, a prompt whose KV was kept at rollout (:meth:`keeping_prompt_caches`);
+                the tokens row ``i``'s prompt shares with it are not recomputed. Same result
+                while the policy is unchanged since the rollout.
 
         Returns:
             ``[B, T]`` float32 log-probs, 0 at padding (``T`` = longest response).
@@ -404,19 +439,33 @@ class TransformersPolicy:
         else:
             response_ids, mask = _right_pad([list(r) for r in responses], self.pad_token_id, self.device)
         prompt_rows = self.prompt_ids(prompts, contexts)
+        reused = [(0, [])] * len(prompts)
+        if reuse_from is not None:
+            if len(reuse_from) != len(prompts):
+                raise ValueError(f"got {len(reuse_from)} reuse_from prompts for {len(prompts)} prompts")
+            if reference:
+                raise ValueError("reuse_from reuses the policy's own KV; it cannot score with the reference model")
+            reused = [self.prompt_caches.longest_prefix(row, kept)
+                      for row, kept in zip(prompt_rows, self.prompt_ids(reuse_from), strict=True)]
+            prompt_rows = [row[length:] for row, (length, _) in zip(prompt_rows, reused, strict=True)]
         # Rows of similar length share a forward pass, so little compute goes to padding.
         lengths = torch.tensor([len(p) for p in prompt_rows]) + mask.sum(dim=1).cpu()
         order = torch.argsort(lengths, descending=True, stable=True)
         prompt_ids, prompt_mask = _left_pad([prompt_rows[i] for i in order.tolist()], self.pad_token_id, self.device)
         order_on_device = order.to(response_ids.device)
         response_ids, mask = response_ids[order_on_device], mask[order_on_device]
+        reused = [reused[i] for i in order.tolist()]
         pieces = []
         with self.reference_model() if reference else contextlib.nullcontext(self.model) as model:
             for start in range(0, len(prompts), self.score_batch_size):
                 rows = slice(start, start + self.score_batch_size)
-                pieces.append(
-                    self.token_logprobs(prompt_ids[rows], prompt_mask[rows], response_ids[rows], mask[rows], model=model)
-                )
+                chunk = reused[rows]
+                past = None
+                if any(length for length, _ in chunk):
+                    past = stacked_past([kv for _, kv in chunk], [length for length, _ in chunk],
+                                        config=model.config, device=self.device)
+                pieces.append(self.token_logprobs(prompt_ids[rows], prompt_mask[rows], response_ids[rows], mask[rows],
+                                                  model=model, past=past))
         if not pieces:
             return torch.zeros(0, 0)
         scored = torch.cat(pieces, dim=0)

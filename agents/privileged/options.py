@@ -40,8 +40,11 @@ def check(owner: str, name: str, ok: bool, requirement: str, value: Any) -> None
 
 
 def check_scoring_options(owner: str, options: Any) -> None:
-    """Checks the fields ORSD and TASPO options share: ``placement``, ``lm_max_new_tokens``, ``log_examples``."""
+    """Checks the fields ORSD and TASPO options share: ``placement``, ``rescore_without_pi``,
+    ``reuse_prompt_cache``, ``lm_max_new_tokens``, ``log_examples``."""
     check(owner, "placement", options.placement in PLACEMENTS, f"one of {PLACEMENTS}", options.placement)
+    for name in ("rescore_without_pi", "reuse_prompt_cache"):
+        check(owner, name, isinstance(getattr(options, name), bool), "True or False", getattr(options, name))
     check(owner, "lm_max_new_tokens", isinstance(options.lm_max_new_tokens, int) and options.lm_max_new_tokens >= 1,
           "an integer >= 1", options.lm_max_new_tokens)
     check(owner, "log_examples", isinstance(options.log_examples, int) and options.log_examples >= 0,

@@ -32,7 +32,8 @@ class ScoreFn(Protocol):
     ``score(prompts, responses, contexts=None, *, response_mask=None)`` returns the ``[B, T]``
     log-probs of the right-padded ``responses`` tokens after ``prompts`` (0 at padding), as
     ``TransformersPolicy.score`` and ``CreditContext.score`` do. This module places the PI in
-    the prompt text itself and passes no ``contexts``.
+    the prompt text itself and passes no ``contexts``; with ``reuse_prompt_cache`` it also
+    passes ``reuse_from`` (the rollout prompts, whose kept KV the scorer reuses).
     """
 
     def __call__(
@@ -83,6 +84,7 @@ def privileged_logprob_shift(
     tasks: Sequence[str] | None = None,
     placement: Placement = "after_task",
     base_logprobs: torch.Tensor | None = None,
+    reuse_prompt_cache: bool = False,
 ) -> torch.Tensor:
     """Δ ``[B, T]``: log-probs with PI minus without, 0 on padding and on rows without PI.
 
@@ -97,6 +99,8 @@ def privileged_logprob_shift(
         base_logprobs: ``[B, T]`` log π(y_t | x, y_<t) if already known — the rollout's
             sampling log-probs equal the teacher-forced score while the policy is unchanged —
             so only the with-PI pass runs; None scores both.
+        reuse_prompt_cache: Let the scorer reuse the rollout's kept prompt KV for the tokens
+            the with-PI prompt shares with the original (all of it with ``prompt_end``).
 
     Raises:
         ValueError: if the argument sizes disagree.
@@ -123,9 +127,11 @@ def privileged_logprob_shift(
         )
         for row in active
     ]
-    scored = score(with_pi, ids, None, response_mask=mask).float().cpu()
+    originals = [prompts[row] for row in active]
+    reuse = {"reuse_from": originals} if reuse_prompt_cache else {}
+    scored = score(with_pi, ids, None, response_mask=mask, **reuse).float().cpu()
     if base_logprobs is None:
-        base = score([prompts[row] for row in active], ids, None, response_mask=mask).float().cpu()
+        base = score(originals, ids, None, response_mask=mask, **reuse).float().cpu()
     else:
         base = base_logprobs[index].float().cpu()
     width = min(scored.shape[1], base.shape[1])

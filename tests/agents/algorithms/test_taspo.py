@@ -114,6 +114,8 @@ def test_taspo_options_validate_and_name_the_field():
         TASPOOptions(support_level="turn")
     with pytest.raises(ValueError, match="TASPOOptions.endpoint_url"):
         TASPOOptions(analyzer="endpoint")
+    with pytest.raises(ValueError, match="TASPOOptions.reuse_prompt_cache must be True or False"):
+        TASPOOptions(reuse_prompt_cache="yes")
 
 
 def test_taspo_pi_pass_scores_actions_only_up_to_their_end():

@@ -64,3 +64,19 @@ def test_lm_paths_end_to_end(tmp_path, tiny_model_path):
     agent, records, _ = train(TASPOAgent, tmp_path / "taspo", tiny_model_path, analyzer="policy",
                               lm_max_new_tokens=24)
     assert all("taspo/pi_coverage" in r for r in records if r["step"] > 0)
+
+
+@pytest.mark.parametrize(("agent_class", "options"), [(TASPOAgent, {"pi_source": "unaligned"}),
+                                                      (ORSDAgent, {"coef": 0.5})])
+def test_reusing_the_rollout_prompt_kv_leaves_training_unchanged(tmp_path, tiny_model_path, agent_class, options):
+    _, plain, _ = train(agent_class, tmp_path / "plain", tiny_model_path, placement="prompt_end", **options)
+    agent, reused, _ = train(agent_class, tmp_path / "reused", tiny_model_path, placement="prompt_end",
+                             reuse_prompt_cache=True, **options)
+    assert agent.trainer.credit_rule.reuses_prompt_caches and len(agent.policy.prompt_caches) == 0
+    prefix = agent.config.credit + "/"
+    activity = {"taspo": "taspo/pi_coverage", "orsd": "orsd/groups_with_rubric"}[agent.config.credit]
+    assert any(record.get(activity, 0) > 0 for record in reused), "the PI pass never ran"
+    for want, have in zip(plain, reused, strict=True):
+        for key, value in want.items():
+            if key == "loss" or key.startswith((prefix, "train/", "eval/")):
+                assert have[key] == pytest.approx(value, rel=1e-3, abs=1e-4), key
