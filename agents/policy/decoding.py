@@ -53,7 +53,14 @@ def returned_cache(output: Any) -> Any:
 
 
 class Decoder(Protocol):
-    """Next-token logits over a KV cache: ``prefill`` a prompt batch, then ``step`` token by token."""
+    """Next-token logits over a KV cache: ``prefill`` a prompt batch, then ``step`` token by token.
+
+    ``cache`` is the transformers cache the last ``prefill``/``step`` filled; right after a
+    prefill its first positions hold the (left-padded) prompts, which is what the policy keeps
+    for :mod:`agents.policy.prompt_cache`.
+    """
+
+    cache: Any
 
     def prefill(self, input_ids: torch.Tensor, attention_mask: torch.Tensor, limit: int) -> torch.Tensor:
         """Runs the left-padded prompts; returns ``[B, V]`` logits for the first new token."""
