@@ -21,9 +21,9 @@ import numpy as np
 from rank_bm25 import BM25Okapi
 
 import agentenvs  # noqa: F401
+from agentenvs.core.retrieval import BM25Retriever, passage_document
 from agentenvs.searchqa.data import load_flashrag_corpus, load_hotpotqa
 from agentenvs.searchqa.generator import generate_knowledge_base
-from agentenvs.searchqa.retriever import BM25Retriever, passage_document
 from agentenvs.searchqa.scripted import OracleAgent, play_episodes
 
 

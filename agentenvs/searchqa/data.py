@@ -17,6 +17,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from agentenvs.core.retrieval import Passage  # SearchQA's corpus type lives below the envs
+
 DATA_ENV_VAR = "AGENTENVS_SEARCHQA_DATA"
 
 HOTPOTQA_FILE = "hotpotqa_dev_distractor_100.jsonl"
@@ -28,15 +30,6 @@ HOW_TO_GET_DATA = (
     "'hotpot_qa' (distractor) split as JSON lines; NQ-open and the wiki-18 corpus: the "
     "FlashRAG / Search-R1 releases (question files with 'golden_answers', corpus with 'contents')."
 )
-
-
-@dataclass(frozen=True)
-class Passage:
-    """One retrievable passage."""
-
-    id: str
-    title: str
-    text: str
 
 
 @dataclass(frozen=True)
@@ -57,21 +50,6 @@ class QAExample:
     answers: tuple[str, ...]
     supporting_titles: tuple[str, ...] = field(default=())
     kind: str = ""
-
-
-def resolve_data_path(data_path: str | os.PathLike[str] | None) -> Path | None:
-    """The data folder from the argument, else ``$AGENTENVS_SEARCHQA_DATA``, else None."""
-    if data_path is not None:
-        return Path(data_path)
-    from_env = os.environ.get(DATA_ENV_VAR)
-    return Path(from_env) if from_env else None
-
-
-def require_file(path: Path, what: str) -> Path:
-    """``path`` if it is a file, else FileNotFoundError naming it and how to get the data."""
-    if not path.is_file():
-        raise FileNotFoundError(f"SearchQA: no {what} at {path}. {HOW_TO_GET_DATA}")
-    return path
 
 
 def _read_records(path: Path) -> Iterator[dict[str, Any]]:

@@ -34,21 +34,21 @@ from typing import Any, Literal
 import numpy as np
 
 from agentenvs.core.env import Outcome, TextEnv
+from agentenvs.core.paths import locate_data
 from agentenvs.core.projection import SEARCH_ANSWER_FEEDBACK, Projection
+from agentenvs.core.retrieval import BM25Retriever, Passage, SearchHit
 from agentenvs.searchqa.data import (
+    DATA_ENV_VAR,
     HOTPOTQA_FILE,
+    HOW_TO_GET_DATA,
     NQ_FILE,
     WIKI_CORPUS_FILE,
-    Passage,
     QAExample,
     load_flashrag_corpus,
     load_hotpotqa,
     load_nq_open,
-    require_file,
-    resolve_data_path,
 )
 from agentenvs.searchqa.generator import KnowledgeBase, generate_knowledge_base
-from agentenvs.searchqa.retriever import BM25Retriever, SearchHit
 from agentenvs.searchqa.scoring import exact_match, f1_score
 
 Dataset = Literal["generated", "hotpotqa", "nq"]
@@ -99,6 +99,8 @@ class SearchQAEnv(TextEnv):
         cache_index: Whether to cache the BM25 index on disk.
         render_mode: None or ``"ansi"``.
     """
+
+    held_out_split = "test"
 
     def __init__(
         self,
@@ -217,17 +219,10 @@ def _load(
         return list(kb.questions), list(kb.passages)
     if dataset not in ("hotpotqa", "nq"):
         raise ValueError(f"dataset must be 'generated', 'hotpotqa' or 'nq', got {dataset!r}")
-    folder = resolve_data_path(data_path)
 
     def locate(explicit: str | os.PathLike[str] | None, default_name: str, what: str) -> Path:
-        if explicit is not None:
-            return require_file(Path(explicit), what)
-        if folder is None:
-            raise FileNotFoundError(
-                f"SearchQA: dataset={dataset!r} needs data: pass data_path=<folder holding {default_name}> "
-                f"or set $AGENTENVS_SEARCHQA_DATA."
-            )
-        return require_file(folder / default_name, what)
+        return locate_data(what, explicit=explicit, folder=data_path, env_var=DATA_ENV_VAR, names=(default_name,),
+                           owner=f"SearchQA (dataset={dataset!r})", hint=HOW_TO_GET_DATA)
 
     if dataset == "hotpotqa":
         questions, passages = load_hotpotqa(locate(questions_file, HOTPOTQA_FILE, "HotpotQA questions"))

@@ -37,7 +37,6 @@ from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from decimal import Decimal, InvalidOperation
-from pathlib import Path
 from typing import Any, Literal
 
 DATA_ENV_VAR = "AGENTENVS_WEBSHOP_DATA"
@@ -119,19 +118,6 @@ class Goal:
 
 
 # -- reading files ---------------------------------------------------------------------
-def resolve_data_path(data_path: str | os.PathLike[str] | None) -> Path | None:
-    """``data_path``, else ``$AGENTENVS_WEBSHOP_DATA``, else None."""
-    chosen = data_path if data_path is not None else os.environ.get(DATA_ENV_VAR)
-    return None if chosen in (None, "") else Path(chosen)
-
-
-def require_file(path: Path, what: str) -> Path:
-    """``path`` if it is a file; else FileNotFoundError naming ``what`` and the path."""
-    if not path.is_file():
-        raise FileNotFoundError(f"WebShop: {what} not found at {path}")
-    return path
-
-
 def iter_json_array(path: str | os.PathLike[str], chunk_chars: int = 1 << 20) -> Iterator[Any]:
     """Yields the elements of the JSON array in ``path`` one at a time (memory: one chunk + one element).
 

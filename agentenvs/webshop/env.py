@@ -40,15 +40,15 @@ from pathlib import Path
 from typing import Any, Literal
 
 from agentenvs.core.env import Outcome, TextEnv
+from agentenvs.core.paths import locate_data
 from agentenvs.webshop.data import (
     ATTRIBUTE_FILE_FULL,
     ATTRIBUTE_FILE_SMALL,
+    DATA_ENV_VAR,
     HUMAN_INSTRUCTION_FILE,
     PRODUCT_FILE_FULL,
     PRODUCT_FILE_SMALL,
     Goal,
-    require_file,
-    resolve_data_path,
     shuffle_goals,
     split_range,
 )
@@ -80,6 +80,8 @@ class WebShopEnv(TextEnv):
         cache_index: Whether to cache the search index on disk.
         render_mode: None or ``"ansi"``.
     """
+
+    held_out_split = "test"
 
     def __init__(
         self,
@@ -181,25 +183,20 @@ def official_files(
     attribute_file: str | os.PathLike[str] | None,
     goal_source: str,
 ) -> tuple[Path, Path, Path | None]:
-    folder = resolve_data_path(data_path)
+    """The official product, attribute and (for human goals) instruction files to load.
 
-    def locate(explicit: str | os.PathLike[str] | None, names: tuple[str, ...], what: str) -> Path:
-        if explicit is not None:
-            return require_file(Path(explicit), what)
-        if folder is None:
-            raise FileNotFoundError(
-                f"WebShop: dataset='official' needs the release's files: pass data_path=<folder with {names[0]}> "
-                f"or set $AGENTENVS_WEBSHOP_DATA (or pass {what.replace(' ', '_')}=...)."
-            )
-        for name in names:
-            if (folder / name).is_file():
-                return folder / name
-        return require_file(folder / names[0], what)
+    Raises:
+        FileNotFoundError: naming the file and how to give the data folder.
+    """
 
-    products = locate(product_file, (PRODUCT_FILE_SMALL, PRODUCT_FILE_FULL), "product file")
+    def locate(explicit: str | os.PathLike[str] | None, names: tuple[str, ...], what: str, argument: str = "") -> Path:
+        return locate_data(what, explicit=explicit, folder=data_path, env_var=DATA_ENV_VAR, names=names,
+                           owner="WebShop (dataset='official')", hint=f"(or pass {argument}=...)" if argument else "")
+
+    products = locate(product_file, (PRODUCT_FILE_SMALL, PRODUCT_FILE_FULL), "product file", "product_file")
     small = products.name == PRODUCT_FILE_SMALL
     attribute_names = (ATTRIBUTE_FILE_SMALL, ATTRIBUTE_FILE_FULL) if small else (ATTRIBUTE_FILE_FULL, ATTRIBUTE_FILE_SMALL)
-    attributes = locate(attribute_file, attribute_names, "attribute file")
+    attributes = locate(attribute_file, attribute_names, "attribute file", "attribute_file")
     human = None
     if goal_source == "human":
         human = locate(None, (HUMAN_INSTRUCTION_FILE,), "human instruction file")

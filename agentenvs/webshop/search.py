@@ -2,9 +2,9 @@
 
 The original (pyserini/Lucene) indexes, per product, the lower-cased title, full
 description, first bullet point and option text (``name: v1, v2, and name: ...``) and
-returns the top 50 ASINs. Here the same documents go to the in-process BM25 retriever
-shared with SearchQA (``bm25s``, Lucene scoring, English stemming and stop words), so no
-Java is needed.
+returns the top 50 ASINs. Here the same documents go to the in-process BM25 retriever of
+:mod:`agentenvs.core.retrieval` (``bm25s``, Lucene scoring, English stemming and stop
+words), so no Java is needed.
 
 Example:
     >>> from agentenvs.webshop.data import clean_products
@@ -20,8 +20,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from agentenvs.searchqa.data import Passage
-from agentenvs.searchqa.retriever import BM25Retriever
+from agentenvs.core.retrieval import BM25Retriever, Passage
 from agentenvs.webshop.data import Product
 
 SEARCH_RETURN_N = 50

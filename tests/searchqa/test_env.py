@@ -3,8 +3,8 @@ import pytest
 from gymnasium.utils.env_checker import check_env
 
 import agentenvs  # noqa: F401
+from agentenvs.core.retrieval import SearchHit
 from agentenvs.searchqa.env import format_hits
-from agentenvs.searchqa.retriever import SearchHit
 from agentenvs.searchqa.scripted import OracleAgent, play_episodes
 
 
@@ -99,7 +99,7 @@ def test_data_path_from_environment_variable(searchqa_data, monkeypatch):
 
 
 def test_format_hits_truncates_long_passages():
-    from agentenvs.searchqa.data import Passage
+    from agentenvs.core.retrieval import Passage
 
     block = format_hits([SearchHit(Passage("1", "T", "word " * 50), 1.0)], max_passage_chars=20)
     assert block == "<information>Doc 1(Title: T) word word word word ...</information>"

@@ -2,8 +2,8 @@ from collections import Counter
 
 import pytest
 
+from agentenvs.core.retrieval import BM25Retriever
 from agentenvs.searchqa.generator import generate_knowledge_base
-from agentenvs.searchqa.retriever import BM25Retriever
 from agentenvs.searchqa.scoring import normalize_answer
 
 

@@ -1,8 +1,7 @@
 import numpy as np
 import pytest
 
-from agentenvs.searchqa.data import Passage
-from agentenvs.searchqa.retriever import BM25Retriever, corpus_fingerprint
+from agentenvs.core.retrieval import BM25Retriever, Passage, corpus_fingerprint
 
 CORPUS = [
     Passage("1", "Paris", "Paris is the capital and largest city of France."),

@@ -1,11 +1,12 @@
 """BM25 retrieval over a passage corpus, with the index cached on disk.
 
-Backed by ``bm25s`` (sparse-matrix BM25, Lucene variant) with a Snowball English
-stemmer and English stop words. The index is cached under a folder keyed by the
-SHA-256 of the corpus content, so a corpus is indexed once per machine.
+Shared by the envs that search (SearchQA's knowledge source, WebShop's product search),
+so neither imports the other. Backed by ``bm25s`` (sparse-matrix BM25, Lucene variant)
+with a Snowball English stemmer and English stop words. The index is cached under
+``cache_dir("bm25")`` (:mod:`agentenvs.core.paths`) in a folder keyed by the SHA-256 of
+the corpus content, so a corpus is indexed once per machine.
 
 Example:
-    >>> from agentenvs.searchqa.data import Passage
     >>> corpus = [Passage("1", "Paris", "Paris is the capital of France."),
     ...           Passage("2", "Berlin", "Berlin is the capital of Germany.")]
     >>> retriever = BM25Retriever(corpus, cache=False)
@@ -28,16 +29,23 @@ import numpy as np
 import Stemmer
 from bm25s.tokenization import Tokenizer
 
-from agentenvs.searchqa.data import Passage
+from agentenvs.core.paths import cache_dir as _cache_dir
 
-CACHE_ENV_VAR = "AGENTENVS_CACHE"
 _INDEX_FORMAT = "bm25s-lucene-snowball-en-v1"
 
 
+@dataclass(frozen=True)
+class Passage:
+    """One retrievable passage."""
+
+    id: str
+    title: str
+    text: str
+
+
 def default_cache_dir() -> Path:
-    """``$AGENTENVS_CACHE/bm25`` or ``~/.cache/agentenvs/bm25``."""
-    root = os.environ.get(CACHE_ENV_VAR) or Path.home() / ".cache" / "agentenvs"
-    return Path(root) / "bm25"
+    """Where indexes are cached: ``$AGENTENVS_CACHE/bm25`` or ``~/.cache/agentenvs/bm25``."""
+    return _cache_dir("bm25")
 
 
 def corpus_fingerprint(passages: Sequence[Passage]) -> str:
