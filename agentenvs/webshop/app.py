@@ -40,10 +40,45 @@ from agentenvs.webshop.engine import MAX_QUERY_CHARS, WebShopEngine
 from agentenvs.webshop.pages import SUB_PAGES, Page, page_html, results_url
 from agentenvs.webshop.reward import Reward
 
-SESSION_ID = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
-FIXED_SESSION = re.compile(r"^fixed_(\d{1,9})$")
+# fullmatch and [0-9], not ``$`` and ``\d``: "$" admits a trailing newline, "\d" any
+# Unicode digit ("fixed_١" would silently be goal 1).
+SESSION_ID = re.compile(r"[A-Za-z0-9_-]{1,64}")
+FIXED_SESSION = re.compile(r"fixed_([0-9]{1,9})")
 MAX_PAGE = 1000
 MAX_OPTIONS_CHARS = 2000
+OPTIONS_FORMAT = 'Options must be a flat JSON object of strings such as {"color": "black"}.'
+
+
+def parse_page_number(page: str) -> int | None:
+    """``page`` as a number from 1 to :data:`MAX_PAGE`, or None.
+
+    ASCII digits only: ``str.isdigit`` admits ``²`` and ``③`` (which ``int`` rejects) and
+    ``int`` reads ``١`` and ``１``; a length cap keeps ``int`` off 5,000-digit strings.
+
+    >>> parse_page_number("12"), parse_page_number("²"), parse_page_number("１"), parse_page_number("0")
+    (12, None, None, None)
+    """
+    if not (0 < len(page) <= len(str(MAX_PAGE)) and page.isascii() and page.isdigit()):
+        return None
+    number = int(page)
+    return number if 1 <= number <= MAX_PAGE else None
+
+
+def parse_options(text: str) -> dict[str, str] | None:
+    """``text`` as a flat JSON object of strings, or None (malformed, nested, too long).
+
+    >>> parse_options('{"color": "black"}'), parse_options('{"color": ["black"]}'), parse_options("[" * 999 + "]" * 999)
+    ({'color': 'black'}, None, None)
+    """
+    if len(text) > MAX_OPTIONS_CHARS:
+        return None
+    try:
+        options = json.loads(text)
+    except (ValueError, RecursionError):  # deep nesting fits in 2,000 characters
+        return None
+    if not isinstance(options, dict) or not all(isinstance(value, str) for value in options.values()):
+        return None
+    return options
 
 
 @dataclass
@@ -72,7 +107,7 @@ class SessionStore:
         with self._lock:
             session = self._sessions.get(session_id)
             if session is None:
-                fixed = FIXED_SESSION.match(session_id)
+                fixed = FIXED_SESSION.fullmatch(session_id)
                 if fixed is not None:
                     index = int(fixed.group(1))
                     if index >= len(self.goals):
@@ -107,7 +142,7 @@ def create_app(engine: WebShopEngine, *, max_sessions: int = 10_000, seed: int =
     search_lock = threading.Lock()
 
     def check_session_id(session_id: str) -> str:
-        if not SESSION_ID.match(session_id):
+        if not SESSION_ID.fullmatch(session_id):
             abort(400, "A session id is 1-64 letters, digits, '_' or '-'.")
         return session_id
 
@@ -120,9 +155,10 @@ def create_app(engine: WebShopEngine, *, max_sessions: int = 10_000, seed: int =
         return keywords
 
     def check_page(page: str) -> int:
-        if not page.isdigit() or not 1 <= int(page) <= MAX_PAGE:
+        number = parse_page_number(page)
+        if number is None:
             abort(400, f"The page number must be an integer from 1 to {MAX_PAGE}.")
-        return int(page)
+        return number
 
     def check_product(asin: str):
         product = engine.products.get(asin)
@@ -133,16 +169,14 @@ def create_app(engine: WebShopEngine, *, max_sessions: int = 10_000, seed: int =
     def check_options(text: str, asin: str) -> dict[str, str]:
         if len(text) > MAX_OPTIONS_CHARS:
             abort(400, "The options are too long.")
-        try:
-            options = json.loads(text)
-        except ValueError:
-            abort(400, 'Options must be a JSON object such as {"color": "black"}.')
-        if not isinstance(options, dict):
-            abort(400, 'Options must be a JSON object such as {"color": "black"}.')
+        options = parse_options(text)
+        if options is None:
+            abort(400, OPTIONS_FORMAT)
         offered = engine.products[asin].options
         for name, value in options.items():
-            if name not in offered or not isinstance(value, str) or value not in offered[name]:
-                abort(400, f"The product has no option {name!s:.40}={value!s:.40}.")
+            if name not in offered or value not in offered[name]:
+                # repr, not str: a "\ud800" escape in the JSON must not reach the encoder raw.
+                abort(400, f"The product has no option {name[:40]!r}={value[:40]!r}.")
         return options
 
     def html(page: Page) -> Response:
@@ -150,7 +184,9 @@ def create_app(engine: WebShopEngine, *, max_sessions: int = 10_000, seed: int =
 
     @app.errorhandler(HTTPException)
     def plain_error(error: HTTPException) -> Response:
-        return Response(f"{error.code} {error.name}: {error.description}\n", status=error.code, mimetype="text/plain")
+        # Messages may quote the request; backslashreplace keeps a surrogate from turning a 4xx into a 500.
+        text = f"{error.code} {error.name}: {error.description}\n".encode("utf-8", "backslashreplace")
+        return Response(text, status=error.code, mimetype="text/plain")
 
     @app.route("/")
     def home() -> Any:

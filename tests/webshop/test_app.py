@@ -152,3 +152,53 @@ def test_concurrent_sessions_over_loopback(app, engine: WebShopEngine):
         server.shutdown()
         thread.join()
     assert errors == []
+
+
+def _nested(depth: int) -> str:
+    return quote("[" * depth + "]" * depth, safe="")
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "/search_results/fixed_0/socks/%C2%B2",  # '²': isdigit() but int() fails
+        "/search_results/fixed_0/socks/%E2%91%A2",  # '③'
+        "/search_results/fixed_0/socks/%D9%A1",  # '١' (Arabic-Indic one): int() reads it
+        "/search_results/fixed_0/socks/%EF%BC%91",  # '１' (fullwidth one)
+        "/search_results/fixed_0/socks/" + "1" * 5000,  # beyond int()'s digit limit
+        "/search_results/fixed_0/socks/%201",
+        "/item_page/fixed_0/ASIN/socks/%C2%B2/%7B%7D",
+        "/item_page/fixed_0/ASIN/socks/1/" + _nested(999),  # within 2,000 characters: RecursionError
+        "/item_sub_page/fixed_0/ASIN/socks/1/Description/" + _nested(999),
+        "/done/fixed_0/ASIN/" + _nested(999),
+        "/item_page/fixed_0/ASIN/socks/1/" + quote('{"size": "\\ud800"}', safe=""),  # surrogate escape in a value
+        "/item_page/fixed_0/ASIN/socks/1/" + quote('{"\\udfff": "x"}', safe=""),  # ... and in a key
+        "/done/fixed_0/ASIN/" + quote('{"\\ud800": "\\ud800"}', safe=""),
+        "/item_page/fixed_0/ASIN/socks/1/" + quote('{"size": {"a": "b"}}', safe=""),  # not flat
+        "/item_page/fixed_0/ASIN/socks/1/" + quote('{"size": 3}', safe=""),
+        "/item_page/fixed_0/ASIN/socks/1/%ED%A0%80",
+        "/fixed_0%0A",  # "$" used to admit a trailing newline
+        "/fixed_%D9%A1",  # '\\d' used to admit any Unicode digit
+    ],
+)
+def test_malformed_numbers_and_options_are_400_not_500(app, engine: WebShopEngine, url: str):
+    """Regression: these were 500s (ValueError, RecursionError, UnicodeEncodeError) or silently accepted."""
+    app.config["TESTING"] = False  # errors become responses, as in production
+    client = app.test_client()
+    client.get("/fixed_0")
+    asin = next(a for a, p in engine.products.items() if p.options)
+    for method in (client.get, client.post):
+        response = method(url.replace("ASIN", asin))
+        assert response.status_code == 400, response.get_data(as_text=True)
+        body = response.get_data(as_text=True)
+        assert body.startswith("400 Bad Request: ") and len(body) > 20
+    assert not app.extensions["webshop_sessions"].get("fixed_0").done
+
+
+def test_ascii_page_numbers_still_work(app):
+    client = app.test_client()
+    client.get("/fixed_0")
+    assert client.get("/search_results/fixed_0/socks/2").status_code == 200
+    assert client.get("/search_results/fixed_0/socks/1000").status_code == 200
+    assert client.get("/search_results/fixed_0/socks/1001").status_code == 400
+    assert client.get("/fixed_12").status_code == 200
