@@ -16,11 +16,12 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ClassVar
 
 import gymnasium as gym
 
-from agentenvs.core.projection import Projection, get_projector
+from agentenvs.core.checks import check_choice, check_int
+from agentenvs.core.projection import PROJECTORS, Projection, get_projector, sanitize_model_text
 from agentenvs.core.spaces import TextSpace
 
 
@@ -61,6 +62,10 @@ class TextEnv(gym.Env[str, str]):
     """
 
     metadata: dict[str, Any] = {"render_modes": ["ansi"], "render_fps": 1}
+    held_out_split: ClassVar[str | None] = None
+    """The ``split`` argument value that selects held-out tasks (None: the env has no splits).
+
+    Trainers evaluate on it by default (``split=<held_out_split>``)."""
 
     def __init__(
         self,
@@ -71,12 +76,12 @@ class TextEnv(gym.Env[str, str]):
         max_observation_length: int = 1 << 20,
         max_action_length: int = 1 << 16,
     ) -> None:
-        if max_turns < 1:
-            raise ValueError(f"max_turns must be >= 1, got {max_turns}")
-        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
-            raise ValueError(f"render_mode={render_mode!r} is unsupported; use None or 'ansi'")
-        self.max_turns = int(max_turns)
-        self.action_format = action_format
+        owner = type(self).__name__
+        self.max_turns = check_int(owner, "max_turns", max_turns, minimum=1)
+        self.action_format = check_choice(owner, "action_format", action_format, tuple(PROJECTORS))
+        render_mode = check_choice(owner, "render_mode", render_mode, (None, *self.metadata["render_modes"]))
+        max_observation_length = check_int(owner, "max_observation_length", max_observation_length, minimum=1)
+        max_action_length = check_int(owner, "max_action_length", max_action_length, minimum=1)
         self._project = get_projector(action_format)
         self.render_mode = render_mode
         self.observation_space = TextSpace(max_observation_length)
@@ -155,6 +160,9 @@ class TextEnv(gym.Env[str, str]):
 
         Malformed output is an invalid action with feedback as the observation. A step
         after the episode ended changes nothing and reports ``action_valid=False``.
+        Surrogates and NUL in ``action`` become U+FFFD before anything reads it
+        (:func:`~agentenvs.core.projection.sanitize_model_text`): observations and infos
+        stay encodable and ``action_span`` still indexes the raw ``action``.
         """
         if self._task_id is None:
             raise gym.error.ResetNeeded("call reset() before step()")
@@ -162,7 +170,7 @@ class TextEnv(gym.Env[str, str]):
             info = self._info(action_valid=False, projection=None, extra={"error": "The episode is over; call reset()."})
             return self._last_observation, 0.0, self._terminated, self._truncated, info
         self._turn += 1
-        projection = self._project(action) if isinstance(action, str) else Projection.invalid(
+        projection = self._project(sanitize_model_text(action)) if isinstance(action, str) else Projection.invalid(
             f"The action must be text, got {type(action).__name__}."
         )
         if projection.valid:

@@ -5,6 +5,10 @@ string (empty, huge, unicode, nested or unclosed tags) yields either a valid act
 with its character span or an invalid one with a feedback message for the agent.
 Tag search is linear-time ``str.find`` (no backtracking regular expressions).
 
+Before projecting, :class:`~agentenvs.core.env.TextEnv` passes model text through
+:func:`sanitize_model_text` once, so env code never sees code points that cannot be
+encoded or that truncate C strings.
+
 Example:
     >>> p = project_think_action("<think>go north</think><action> go to desk 1 </action>")
     >>> p.valid, p.action, p.span.text_of("<think>go north</think><action> go to desk 1 </action>")
@@ -13,10 +17,13 @@ Example:
     '<answer>Paris</answer>'
     >>> project_search_answer("I think Paris").valid
     False
+    >>> sanitize_model_text("a" + chr(0xD800) + "b" + chr(0)) == "a" + chr(0xFFFD) + "b" + chr(0xFFFD)
+    True
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -45,6 +52,22 @@ class Projection:
 
 
 Projector = Callable[[str], Projection]
+
+REPLACEMENT_CHARACTER = "\ufffd"
+_UNSAFE_CODE_POINTS = re.compile("[\x00\ud800-\udfff]")
+
+
+def sanitize_model_text(raw_output: str) -> str:
+    """``raw_output`` with each surrogate code point and NUL replaced by U+FFFD.
+
+    A Python ``str`` may hold surrogates (lone or in pairs: a decoder's
+    ``surrogateescape``, a ``json.loads("\\ud800")``) that ``.encode("utf-8")`` rejects;
+    an env echoing them (a query in a URL, an answer in an observation) would fail later,
+    far from the cause. NUL truncates C strings (tokenizers, subprocesses). One code
+    point is replaced by one, so character offsets into the result (``action_span``) are
+    offsets into ``raw_output`` too.
+    """
+    return _UNSAFE_CODE_POINTS.sub(REPLACEMENT_CHARACTER, raw_output)
 
 
 @dataclass(frozen=True)

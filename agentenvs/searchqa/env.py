@@ -33,6 +33,7 @@ from typing import Any, Literal
 
 import numpy as np
 
+from agentenvs.core.checks import check_bool, check_choice, check_float, check_int, check_path, check_str_sequence
 from agentenvs.core.env import Outcome, TextEnv
 from agentenvs.core.paths import locate_data
 from agentenvs.core.projection import SEARCH_ANSWER_FEEDBACK, Projection
@@ -52,6 +53,7 @@ from agentenvs.searchqa.generator import KnowledgeBase, generate_knowledge_base
 from agentenvs.searchqa.scoring import exact_match, f1_score
 
 Dataset = Literal["generated", "hotpotqa", "nq"]
+DATASETS: tuple[Dataset, ...] = ("generated", "hotpotqa", "nq")
 
 INSTRUCTION = (
     "Answer the question. To search a knowledge source, put your search terms between <search> "
@@ -122,35 +124,44 @@ class SearchQAEnv(TextEnv):
         render_mode: str | None = None,
     ) -> None:
         super().__init__(max_turns=max_turns, action_format="search_answer", render_mode=render_mode)
-        if top_k < 1:
-            raise ValueError(f"top_k must be >= 1, got {top_k}")
-        if not 0.0 < test_fraction < 1.0:
-            raise ValueError(f"test_fraction must be in (0, 1), got {test_fraction}")
-        if dataset != "generated" and split is not None:
-            raise ValueError(f"split applies to dataset='generated' only (got split={split!r}, dataset={dataset!r})")
-        if reward not in ("em", "f1"):
-            raise ValueError(f"reward must be 'em' or 'f1', got {reward!r}")
-        if split not in (None, "train", "test", "all"):
-            raise ValueError(f"split must be 'train', 'test' or 'all', got {split!r}")
-        self.dataset = dataset
-        self.top_k = int(top_k)
-        self.max_passage_chars = int(max_passage_chars)
-        self.reward_kind = reward
-        self.initial_search = bool(initial_search)
-        questions, passages = _load(dataset, data_path, questions_file, corpus_file, generator_seed)
-        if dataset == "generated":
+        owner = type(self).__name__
+        self.dataset = check_choice(owner, "dataset", dataset, DATASETS)
+        files = {name: check_path(owner, name, value) for name, value in
+                 (("data_path", data_path), ("questions_file", questions_file), ("corpus_file", corpus_file))}
+        split = check_choice(owner, "split", split, (None, "train", "test", "all"))
+        self.top_k = check_int(owner, "top_k", top_k, minimum=1)
+        self.max_passage_chars = check_int(owner, "max_passage_chars", max_passage_chars, minimum=1)
+        kinds = None if question_kinds is None else check_str_sequence(owner, "question_kinds", question_kinds)
+        self.reward_kind = check_choice(owner, "reward", reward, ("em", "f1"))
+        self.initial_search = check_bool(owner, "initial_search", initial_search)
+        generator_seed = check_int(owner, "generator_seed", generator_seed, minimum=0)
+        test_fraction = check_float(owner, "test_fraction", test_fraction, minimum=0, maximum=1,
+                                    min_inclusive=False, max_inclusive=False)
+        cache_index = check_bool(owner, "cache_index", cache_index)
+        if self.dataset == "generated":
+            # The generated knowledge base reads no files: a path given with it is a mistake, not a no-op.
+            ignored = [name for name, value in files.items() if value is not None]
+            if ignored:
+                raise ValueError(f"{owner}: {', '.join(ignored)} need dataset='hotpotqa' or 'nq'; "
+                                 "dataset='generated' is built in and reads no files")
+        elif split is not None:
+            raise ValueError(f"{owner}: split applies to dataset='generated' only "
+                             f"(got split={split!r}, dataset={self.dataset!r})")
+        questions, passages = _load(self.dataset, files["data_path"], files["questions_file"], files["corpus_file"],
+                                    generator_seed)
+        if self.dataset == "generated":
             questions = _split_questions(questions, split or "train", test_fraction, generator_seed)
-        if question_kinds is not None:
-            kinds = {str(kind) for kind in ([question_kinds] if isinstance(question_kinds, str) else question_kinds)}
+        if kinds is not None:
             available = sorted({q.kind for q in questions})
-            if not kinds <= set(available):
-                raise ValueError(f"question_kinds {sorted(kinds - set(available))} not in this dataset's {available}")
+            if not set(kinds) <= set(available):
+                raise ValueError(f"{owner}: question_kinds {sorted(set(kinds) - set(available))} "
+                                 f"not in this dataset's {available}")
             questions = [q for q in questions if q.kind in kinds]
         if not questions:
-            raise ValueError(f"SearchQA: dataset {dataset!r} has no questions")
+            raise ValueError(f"{owner}: dataset {self.dataset!r} has no questions")
         self.questions = {example.id: example for example in questions}
         if len(self.questions) != len(questions):
-            raise ValueError("SearchQA: question ids are not unique")
+            raise ValueError(f"{owner}: question ids are not unique")
         self._task_ids = tuple(self.questions)
         self.retriever = _cached_retriever(tuple(passages), cache_index)
         self.searches: list[str] = []
@@ -213,12 +224,8 @@ def _load(
     generator_seed: int,
 ) -> tuple[list[QAExample], list[Passage]]:
     if dataset == "generated":
-        if questions_file is not None or corpus_file is not None:
-            raise ValueError("questions_file/corpus_file need dataset='hotpotqa' or 'nq'")
         kb = _cached_knowledge_base(generator_seed)
         return list(kb.questions), list(kb.passages)
-    if dataset not in ("hotpotqa", "nq"):
-        raise ValueError(f"dataset must be 'generated', 'hotpotqa' or 'nq', got {dataset!r}")
 
     def locate(explicit: str | os.PathLike[str] | None, default_name: str, what: str) -> Path:
         return locate_data(what, explicit=explicit, folder=data_path, env_var=DATA_ENV_VAR, names=(default_name,),

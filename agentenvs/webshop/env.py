@@ -39,6 +39,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, Literal
 
+from agentenvs.core.checks import check_bool, check_choice, check_int, check_path
 from agentenvs.core.env import Outcome, TextEnv
 from agentenvs.core.paths import locate_data
 from agentenvs.webshop.data import (
@@ -103,27 +104,34 @@ class WebShopEnv(TextEnv):
         render_mode: str | None = None,
     ) -> None:
         super().__init__(max_turns=max_turns, action_format=action_format, render_mode=render_mode)
-        if observation_mode not in _RENDERERS:
-            raise ValueError(f"observation_mode must be one of {sorted(_RENDERERS)}, got {observation_mode!r}")
-        if goal_source not in ("synthetic", "human"):
-            raise ValueError(f"goal_source must be 'synthetic' or 'human', got {goal_source!r}")
-        if num_products is not None and num_products < 1:
-            raise ValueError(f"num_products must be >= 1, got {num_products}")
-        self.observation_mode = observation_mode
-        self._render = _RENDERERS[observation_mode]
+        owner = type(self).__name__
+        dataset = check_choice(owner, "dataset", dataset, ("generated", "official"))
+        files = {name: check_path(owner, name, value) for name, value in
+                 (("data_path", data_path), ("product_file", product_file), ("attribute_file", attribute_file))}
+        goal_source = check_choice(owner, "goal_source", goal_source, ("synthetic", "human"))
+        num_products = check_int(owner, "num_products", num_products, minimum=1, optional=True)
+        split = check_choice(owner, "split", split, ("train", "eval", "test", "all"))
+        self.observation_mode = check_choice(owner, "observation_mode", observation_mode, tuple(_RENDERERS))
+        generator_seed = check_int(owner, "generator_seed", generator_seed, minimum=0)
+        noun_tagger = check_choice(owner, "noun_tagger", noun_tagger, ("rules", "spacy"))
+        show_attrs = check_bool(owner, "show_attrs", show_attrs)
+        cache_index = check_bool(owner, "cache_index", cache_index)
+        self._render = _RENDERERS[self.observation_mode]
         if dataset == "generated":
-            if product_file is not None or attribute_file is not None or goal_source != "synthetic":
-                raise ValueError("product_file/attribute_file/goal_source='human' need dataset='official'")
+            # The generated shop reads no files: a path given with it is a mistake, not a no-op.
+            ignored = [name for name, value in files.items() if value is not None]
+            ignored += ["goal_source='human'"] if goal_source == "human" else []
+            if ignored:
+                raise ValueError(f"{owner}: {', '.join(ignored)} need dataset='official'; "
+                                 "dataset='generated' is built in and reads no files")
             self.engine = _generated_engine(num_products or 1000, generator_seed, cache_index, noun_tagger, show_attrs)
-        elif dataset == "official":
-            files = official_files(data_path, product_file, attribute_file, goal_source)
-            self.engine = _official_engine(*files, num_products, generator_seed, cache_index, noun_tagger, show_attrs)
         else:
-            raise ValueError(f"dataset must be 'generated' or 'official', got {dataset!r}")
+            paths = official_files(files["data_path"], files["product_file"], files["attribute_file"], goal_source)
+            self.engine = _official_engine(*paths, num_products, generator_seed, cache_index, noun_tagger, show_attrs)
         self.goals: list[Goal] = shuffle_goals(self.engine.goals)
         positions = split_range(split, len(self.goals))
         if not positions:
-            raise ValueError(f"WebShop: split {split!r} has no goals ({len(self.goals)} goals in all)")
+            raise ValueError(f"{owner}: split {split!r} has no goals ({len(self.goals)} goals in all)")
         self._task_ids = tuple(str(i) for i in positions)
         self._task_set = frozenset(self._task_ids)
         self.session: ShopSession | None = None

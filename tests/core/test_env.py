@@ -114,3 +114,62 @@ def test_ansi_render():
     env.reset(options={"task_id": "n0"})
     assert env.render() == "[n0 turn 0/3]\nTask: say 0"
     assert CountEnv().render() is None
+
+
+def test_surrogates_and_nul_never_reach_the_world():
+    """Regression: lone surrogates were echoed into observations and infos that then failed to encode."""
+    seen: list[str] = []
+
+    class EchoEnv(CountEnv):
+        def _act(self, action):
+            seen.append(action)
+            return Outcome(f"You said {action}")
+
+    env = EchoEnv(action_format="think_action")
+    env.reset(options={"task_id": "n1"})
+    raw = f"<think>{chr(0xDC80)}</think><action> say {chr(0xD800)}{chr(0)}! </action>"
+    observation, _, _, _, info = env.step(raw)
+    assert seen == ["say \ufffd\ufffd!"]
+    assert observation == "You said say \ufffd\ufffd!" and info["action"] == "say \ufffd\ufffd!"
+    start, end = info["action_span"]
+    assert raw[start:end] == f"say {chr(0xD800)}{chr(0)}!"  # the span still indexes the raw output
+    for text in (observation, info["action"], info["task"]):
+        text.encode("utf-8")
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "error", "message"),
+    [
+        ({"max_turns": 2.7}, TypeError, "CountEnv: max_turns must be an integer >= 1, got 2.7"),
+        ({"max_turns": "3"}, TypeError, "CountEnv: max_turns must be an integer >= 1, got '3'"),
+        ({"max_turns": True}, TypeError, "CountEnv: max_turns must be an integer >= 1, got True"),
+        ({"max_turns": 0}, ValueError, "CountEnv: max_turns must be an integer >= 1, got 0"),
+        ({"max_turns": None}, TypeError, "CountEnv: max_turns must be an integer >= 1, got None"),
+        ({"action_format": None}, ValueError, "CountEnv: action_format must be one of"),
+        ({"action_format": ["raw"]}, ValueError, "CountEnv: action_format must be one of"),
+        ({"render_mode": "human"}, ValueError, "CountEnv: render_mode must be one of None, 'ansi', got 'human'"),
+        ({"render_mode": 1}, ValueError, "CountEnv: render_mode must be one of"),
+        ({"max_observation_length": 0}, ValueError, "CountEnv: max_observation_length must be an integer >= 1"),
+        ({"max_observation_length": 1e6}, TypeError, "CountEnv: max_observation_length must be an integer"),
+        ({"max_action_length": "64"}, TypeError, "CountEnv: max_action_length must be an integer"),
+        ({"max_action_length": -1}, ValueError, "CountEnv: max_action_length must be an integer >= 1"),
+    ],
+)
+def test_base_arguments_are_checked_by_name(kwargs, error, message):
+    """Regression: ``max_turns=2.7`` silently became 2 and ``"3"`` failed inside a comparison."""
+
+    class Configurable(CountEnv):
+        def __init__(self, **given: Any) -> None:
+            TextEnv.__init__(self, **{"max_turns": 3, **given})
+
+    Configurable.__name__ = "CountEnv"
+    with pytest.raises(error) as raised:
+        Configurable(**kwargs)
+    assert str(raised.value).startswith(message)
+
+
+def test_numpy_integers_are_integers():
+    import numpy as np
+
+    env = TextEnv(max_turns=np.int64(5))
+    assert env.max_turns == 5 and type(env.max_turns) is int

@@ -6,6 +6,7 @@ from agentenvs.core.projection import (
     project_raw,
     project_search_answer,
     project_think_action,
+    sanitize_model_text,
 )
 
 TAG_SOUP = st.lists(
@@ -108,3 +109,30 @@ def test_unknown_format_names_it():
 
     with pytest.raises(ValueError, match="'xml'"):
         get_projector("xml")
+
+
+SURROGATE, NUL, REPLACEMENT = chr(0xD800), chr(0), chr(0xFFFD)
+
+
+def test_sanitize_model_text_replaces_one_for_one():
+    raw = f"go{SURROGATE}{chr(0xDFFF)} x{NUL}y \U0001F600 é"
+    clean = sanitize_model_text(raw)
+    assert clean == f"go{REPLACEMENT}{REPLACEMENT} x{REPLACEMENT}y \U0001F600 é"
+    assert len(clean) == len(raw)
+    clean.encode("utf-8")
+    assert sanitize_model_text("plain text") == "plain text"
+
+
+UNSAFE_SOUP = st.lists(
+    st.one_of(st.sampled_from([SURROGATE, chr(0xDFFF), chr(0xDBFF) + chr(0xDC00), NUL]), st.characters(exclude_categories=())),
+    max_size=60,
+).map("".join)
+
+
+@given(UNSAFE_SOUP)
+@settings(max_examples=300, deadline=None)
+def test_sanitized_text_always_encodes_and_keeps_offsets(raw):
+    clean = sanitize_model_text(raw)
+    clean.encode("utf-8")
+    assert len(clean) == len(raw)
+    assert all(a == b or b == REPLACEMENT for a, b in zip(raw, clean, strict=True))

@@ -145,3 +145,72 @@ def test_question_kinds_filter():
     assert len(env.task_ids) < len(gym.make("SearchQA-v0").unwrapped.task_ids)
     with pytest.raises(ValueError, match="question_kinds"):
         gym.make("SearchQA-v0", question_kinds=["bridge"])
+
+
+def test_lone_surrogates_are_not_echoed():
+    """Regression: ``<answer>\\ud800</answer>`` gave the observation ``Your answer: \\ud800``."""
+    env = gym.make("SearchQA-v0").unwrapped
+    env.reset(seed=0)
+    observation, _, _, _, info = env.step(f"<search>{chr(0xD800)} capital{chr(0)}</search>")
+    assert info["action"] == "<search>\ufffd capital\ufffd</search>" and env.searches == ["\ufffd capital\ufffd"]
+    observation.encode("utf-8")
+    observation, _, terminated, _, info = env.step(f"<answer>{chr(0xD800)}</answer>")
+    assert terminated and observation == "Your answer: \ufffd" and info["prediction"] == "\ufffd"
+
+
+def test_generated_dataset_rejects_data_files(tmp_path):
+    """Regression: ``data_path`` was silently ignored with ``dataset="generated"``."""
+    for argument in ("data_path", "questions_file", "corpus_file"):
+        with pytest.raises(ValueError, match=f"SearchQAEnv: {argument} need dataset='hotpotqa' or 'nq'"):
+            gym.make("SearchQA-v0", **{argument: tmp_path})
+    gym.make("SearchQA-v0", data_path="")  # an empty string means "not given"
+
+
+def test_max_passage_chars_must_be_positive():
+    """Regression: ``max_passage_chars=-5`` was accepted and then sliced ``text[:-5]``."""
+    with pytest.raises(ValueError, match=r"^SearchQAEnv: max_passage_chars must be an integer >= 1, got -5"):
+        gym.make("SearchQA-v0", max_passage_chars=-5)
+
+
+def test_max_turns_must_be_an_integer():
+    """Regression: ``max_turns=2.7`` silently became 2; ``"4"`` failed with ``'<' not supported``."""
+    with pytest.raises(TypeError, match=r"SearchQAEnv: max_turns must be an integer >= 1, got 2\.7"):
+        gym.make("SearchQA-v0", max_turns=2.7)
+    with pytest.raises(TypeError, match=r"SearchQAEnv: max_turns must be an integer >= 1, got '4'"):
+        gym.make("SearchQA-v0", max_turns="4")
+
+
+@pytest.mark.parametrize(
+    ("argument", "value", "error"),
+    [
+        ("dataset", "trivia", ValueError), ("dataset", None, ValueError), ("dataset", ["nq"], ValueError),
+        ("data_path", 1, TypeError), ("questions_file", b"q.jsonl", TypeError), ("corpus_file", 2.0, TypeError),
+        ("split", "dev", ValueError), ("split", 1, ValueError),
+        ("top_k", 0, ValueError), ("top_k", 2.5, TypeError), ("top_k", "3", TypeError), ("top_k", True, TypeError),
+        ("max_turns", 0, ValueError), ("max_turns", None, TypeError),
+        ("max_passage_chars", 0, ValueError), ("max_passage_chars", 600.0, TypeError),
+        ("question_kinds", [], ValueError), ("question_kinds", [1], TypeError), ("question_kinds", 3, TypeError),
+        ("reward", "bleu", ValueError), ("reward", None, ValueError),
+        ("initial_search", 1, TypeError), ("initial_search", "True", TypeError),
+        ("generator_seed", "abc", TypeError), ("generator_seed", -1, ValueError), ("generator_seed", 0.5, TypeError),
+        ("test_fraction", 0.0, ValueError), ("test_fraction", 1, ValueError), ("test_fraction", float("nan"), ValueError),
+        ("test_fraction", "0.2", TypeError),
+        ("cache_index", "no", TypeError), ("cache_index", 0, TypeError),
+        ("render_mode", "rgb_array", ValueError),
+    ],
+)
+def test_every_argument_is_checked_by_name(argument, value, error):
+    from agentenvs.searchqa.env import SearchQAEnv
+
+    with pytest.raises(error, match=f"^SearchQAEnv: {argument} must be"):
+        SearchQAEnv(**{argument: value})
+
+
+def test_numpy_integers_are_accepted():
+    import numpy as np
+
+    env = gym.make("SearchQA-v0", top_k=np.int64(2), max_turns=np.int32(3), max_passage_chars=np.uint16(50)).unwrapped
+    assert (env.top_k, env.max_turns, env.max_passage_chars) == (2, 3, 50)
+    env.reset(seed=0)
+    observation, *_ = env.step("<search>capital</search>")
+    assert observation.count("Doc ") == 2

@@ -133,3 +133,60 @@ def test_group_vector_env_shares_one_engine():
     observations, rewards, terminated, truncated, infos = vec.step(["search[shoes]"] * 6)
     assert all(o.startswith("Instruction:") for o in observations)
     vec.close()
+
+
+@pytest.mark.parametrize("mode", ["text", "text_rich", "html"])
+def test_lone_surrogates_in_actions_are_replaced_not_raised(mode):
+    """Regression: ``search[shampoo \\ud800]`` in html mode raised UnicodeEncodeError from the URL quoting."""
+    env = make(observation_mode=mode, num_products=100)
+    env.reset(options={"task_id": "0"})
+    observation, _, _, _, info = env.step(f"search[shampoo {chr(0xD800)}]")
+    assert info["action_valid"] and info["page"] == "results"
+    assert info["action"] == "search[shampoo \ufffd]"
+    observation.encode("utf-8")
+    if mode == "html":
+        assert "shampoo%20%EF%BF%BD" in observation  # the query travels in the page's links
+    _, _, _, _, info = env.step(f"click[{chr(0xDFFF)}]")
+    assert not info["action_valid"]
+    info["error"].encode("utf-8")
+
+
+def test_generated_dataset_rejects_data_files(tmp_path):
+    """Regression: ``data_path`` was silently ignored with ``dataset="generated"``."""
+    for argument in ("data_path", "product_file", "attribute_file"):
+        with pytest.raises(ValueError, match=f"WebShopEnv: {argument} need dataset='official'"):
+            make(**{argument: tmp_path})
+    make(data_path="", num_products=50)  # an empty string means "not given"
+
+
+@pytest.mark.parametrize(
+    ("argument", "value", "error"),
+    [
+        ("dataset", "Generated", ValueError), ("dataset", None, ValueError),
+        ("data_path", 3, TypeError), ("product_file", b"items.json", TypeError), ("attribute_file", ["a"], TypeError),
+        ("goal_source", "humans", ValueError), ("goal_source", None, ValueError),
+        ("num_products", 2.5, TypeError), ("num_products", "100", TypeError), ("num_products", 0, ValueError),
+        ("num_products", True, TypeError),
+        ("split", "validation", ValueError), ("split", None, ValueError),
+        ("observation_mode", "pixels", ValueError), ("observation_mode", "HTML", ValueError),
+        ("max_turns", 2.7, TypeError), ("max_turns", "15", TypeError), ("max_turns", 0, ValueError),
+        ("action_format", "json", ValueError),
+        ("generator_seed", "abc", TypeError), ("generator_seed", 1.5, TypeError), ("generator_seed", -1, ValueError),
+        ("generator_seed", None, TypeError),
+        ("noun_tagger", "nltk", ValueError), ("noun_tagger", 0, ValueError),
+        ("show_attrs", "yes", TypeError), ("show_attrs", 1, TypeError),
+        ("cache_index", "false", TypeError), ("cache_index", None, TypeError),
+        ("render_mode", "human", ValueError),
+    ],
+)
+def test_every_argument_is_checked_by_name(argument, value, error):
+    """Regression: ``generator_seed="abc"`` was accepted and ``num_products=2.5`` failed far away."""
+    with pytest.raises(error, match=f"^WebShopEnv: {argument} must be"):
+        WebShopEnv(**{argument: value})
+
+
+def test_numpy_integers_are_accepted():
+    import numpy as np
+
+    env = make(num_products=np.int64(50), generator_seed=np.int32(0), max_turns=np.int16(4))
+    assert env.max_turns == 4 and len(env.engine.products) == 50
