@@ -12,11 +12,10 @@ Example:
     8
 """
 
-from agents.agent import GRPOAgent, build_policy
+from agents.agent import GRPOAgent, ORSDAgent, TASPOAgent, build_policy
 from agents.algorithms import CREDIT_RULES, CreditContext, CreditRule, make_credit_rule, register_credit_rule
 from agents.collector import Collector
 from agents.config import GRPOConfig
-from agents.privileged.agents import ORSDAgent, TASPOAgent
 from agents.rollout import RolloutBatch, RolloutRow
 from agents.trainer import Trainer
 

@@ -1,17 +1,25 @@
-"""``GRPOAgent``: a model, an env and a config in one object with ``learn`` and ``evaluate``.
+"""Agents: a model, an env and a config in one object with ``learn`` and ``evaluate``.
+
+:class:`GRPOAgent` trains with ``config.credit`` (GRPO by default); :class:`ORSDAgent` and
+:class:`TASPOAgent` are the same agent with the ORSD / TASPO credit rule set (rule knobs go
+in ``config.credit_options``). The trainer adds a rule's statistics (``orsd/*``, ``taspo/*``)
+to every metrics record and its readable examples (selected rubric bundles / turn PI) to
+``credit_examples.jsonl`` at evaluation steps.
 
 Example:
     >>> from agents import GRPOAgent, GRPOConfig                                         # doctest: +SKIP
     >>> agent = GRPOAgent(model="smollm2-135m", env="SearchQA-v0", config=GRPOConfig())  # doctest: +SKIP
     >>> agent.learn(total_steps=10)                                                      # doctest: +SKIP
     >>> agent.evaluate()["success_rate"]                                                 # doctest: +SKIP
+    >>> ORSDAgent("tiny-random-qwen3", "SearchQA-v0", GRPOConfig(credit_options={"coef": 0.1}))  # doctest: +SKIP
 """
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import torch
 
@@ -57,10 +65,18 @@ class GRPOAgent:
         config: The run's settings (default ``GRPOConfig()``).
     """
 
+    credit: ClassVar[str | None] = None
+    """The credit rule a subclass always uses (None: ``config.credit``)."""
+    title: ClassVar[str] = "GRPO"
+    """Shown in the learning-curve title."""
+
     def __init__(
         self, model: str | os.PathLike[str] = "smollm2-135m", env: str = "SearchQA-v0", config: GRPOConfig | None = None
     ) -> None:
-        self.config = config or GRPOConfig()
+        config = config or GRPOConfig()
+        if self.credit is not None and config.credit != self.credit:
+            config = dataclasses.replace(config, credit=self.credit)
+        self.config = config
         make_credit_rule(self.config.credit, self.config)  # a bad rule name or option fails before the model loads
         self.model_name = str(model)
         self.env_id = env
@@ -77,7 +93,7 @@ class GRPOAgent:
         if plot:
             plot_learning_curve(
                 self.output_dir / METRICS_FILE, self.output_dir / "learning_curve.png",
-                title=f"GRPO · {self.model_name} · {self.env_id}",
+                title=f"{self.title} · {self.model_name} · {self.env_id}",
             )
         return record
 
@@ -91,3 +107,17 @@ class GRPOAgent:
 
     def close(self) -> None:
         self.trainer.close()
+
+
+class ORSDAgent(GRPOAgent):
+    """GRPO plus ORSD rubric-based token shaping (``config.credit = "orsd"``)."""
+
+    credit = "orsd"
+    title = "ORSD"
+
+
+class TASPOAgent(GRPOAgent):
+    """GRPO with TASPO action-level credit redistribution (``config.credit = "taspo"``)."""
+
+    credit = "taspo"
+    title = "TASPO"

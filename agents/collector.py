@@ -11,7 +11,7 @@ Example:
     >>> from agents.policy import TransformersPolicy                                    # doctest: +SKIP
     >>> collector = Collector(TransformersPolicy("tiny-random-qwen3", max_new_tokens=8),
     ...                       "SearchQA-v0", num_groups=2, group_size=2)               # doctest: +SKIP
-    >>> batch = collector.collect(seed=0)                                               # doctest: +SKIP
+    >>> batch, stats = collector.collect(seed=0)                                        # doctest: +SKIP
     >>> len(batch.groups), len(batch.trajectories)                                      # doctest: +SKIP
     (2, 4)
 """
@@ -21,9 +21,10 @@ from __future__ import annotations
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
+from gymnasium.wrappers.vector import DictInfoToList
 
 from agentenvs.core.groups import make_group_vec
 from agentenvs.core.trajectory import ActionSpan, Trajectory, TrajectoryGroup, Turn
@@ -61,18 +62,22 @@ class CollectStats:
         return {f"{prefix}{key}": float(value) for key, value in vars(self).items()}
 
 
-def _member_info(info: dict[str, Any], index: int) -> dict[str, Any]:
-    """One sub-env's entries of a merged vector-env info dict."""
-    result = {}
-    for key, values in info.items():
-        if key.startswith("_"):
-            continue
-        present = info.get(f"_{key}")
-        if present is not None and not bool(present[index]):
-            continue
-        value = values[index]
-        result[key] = value.item() if isinstance(value, np.generic) else value
-    return result
+def plain(value: Any) -> Any:
+    """``value`` with numpy scalars turned into Python ones, inside dicts and lists too."""
+    if isinstance(value, np.generic):
+        return value.item()
+    if isinstance(value, dict):
+        return {key: plain(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [plain(item) for item in value]
+    return value
+
+
+class Collection(NamedTuple):
+    """What :meth:`Collector.collect` returns: the batch and its summary."""
+
+    batch: RolloutBatch
+    stats: CollectStats
 
 
 class Collector:
@@ -105,9 +110,11 @@ class Collector:
     ) -> None:
         self.policy = policy
         self.env_id = env_id
-        self.envs = make_group_vec(
+        self.groups = make_group_vec(
             env_id, num_groups, group_size, vectorization_mode=vectorization_mode, **(env_kwargs or {})
         )
+        # Per-member info dicts, however deeply an env nests its info (WebShop's reward parts).
+        self.envs = DictInfoToList(self.groups)
         self.num_groups, self.group_size = num_groups, group_size
         self.prompt_builder = prompt_builder or PromptBuilder()
         self.invalid_action_penalty = float(invalid_action_penalty)
@@ -117,15 +124,14 @@ class Collector:
         self.max_turns: int = int(vector.get_attr("max_turns")[0])
         self.task_ids: tuple[str, ...] = tuple(vector.get_attr("task_ids")[0])
         self.stop = self.prompt_builder.stop_strings(self.action_format)
-        self.last_stats: CollectStats | None = None
 
     def close(self) -> None:
         self.envs.close()
 
     def collect(
         self, task_ids: Sequence[str] | None = None, *, seed: int | None = None, greedy: bool = False
-    ) -> RolloutBatch:
-        """Plays one episode in every env; returns the batch (stats in :attr:`last_stats`).
+    ) -> Collection:
+        """Plays one episode in every env; returns the batch and its stats.
 
         Args:
             task_ids: One task per group (None: drawn by the envs from ``seed``).
@@ -136,9 +142,9 @@ class Collector:
 
         start_time = time.perf_counter()
         options = None if task_ids is None else {"task_ids": list(task_ids)}
-        observations, info = self.envs.reset(seed=seed, options=options)
+        observations, reset_infos = self.envs.reset(seed=seed, options=options)
         count = self.num_groups * self.group_size
-        infos = [_member_info(info, i) for i in range(count)]
+        infos = [plain(info) for info in reset_infos]
         observations = list(observations)
         initial = list(observations)
         history: list[list[tuple[str, str]]] = [[] for _ in range(count)]
@@ -165,9 +171,9 @@ class Collector:
             actions = [""] * count
             for i, generation in zip(running, generations, strict=True):
                 actions[i] = generation.text
-            next_observations, rewards, terminated, truncated, step_info = self.envs.step(actions)
+            next_observations, rewards, terminated, truncated, step_infos = self.envs.step(actions)
             for i, generation in zip(running, generations, strict=True):
-                member = _member_info(step_info, i)
+                member = plain(step_infos[i])
                 valid = bool(member.get("action_valid", False))
                 span = member.get("action_span")
                 action_span = None
@@ -197,7 +203,7 @@ class Collector:
                         action_token_span=token_span,
                         trajectory_index=i,
                         turn_index=turn_index,
-                        group_id=int(self.envs.group_ids[i]),
+                        group_id=int(self.groups.group_ids[i]),
                         reward=env_reward - (0.0 if valid else self.invalid_action_penalty),
                         valid=valid,
                     )
@@ -220,7 +226,7 @@ class Collector:
             trajectories.append(
                 Trajectory(
                     task_id=str(infos[i].get("task_id", "")),
-                    group_id=int(self.envs.group_ids[i]),
+                    group_id=int(self.groups.group_ids[i]),
                     turns=turns[i],
                     success=bool(infos[i].get("won", False)),
                     score=score,
@@ -237,7 +243,7 @@ class Collector:
             )
         groups = [
             TrajectoryGroup(trajectories[block][0].task_id, g, trajectories[block])
-            for g, block in enumerate(self.envs.group_slices())
+            for g, block in enumerate(self.groups.group_slices())
         ]
         rows = [row for member_rows in pending for row in member_rows]
         batch = RolloutBatch.from_rows(
@@ -249,7 +255,7 @@ class Collector:
             groups=groups,
         )
         total_turns = max(len(rows), 1)
-        self.last_stats = CollectStats(
+        stats = CollectStats(
             success_rate=float(np.mean([t.success for t in trajectories])),
             mean_score=float(np.mean([t.score for t in trajectories])),
             mean_reward=float(np.mean([t.metadata["reward"] for t in trajectories])),
@@ -260,4 +266,4 @@ class Collector:
             prompt_tokens=prompt_tokens,
             seconds=time.perf_counter() - start_time,
         )
-        return batch
+        return Collection(batch, stats)

@@ -23,7 +23,7 @@ from typing import Any, Literal
 
 from agents.algorithms.grpo import SCALE_REWARDS
 from agents.algorithms.loss import LOSS_TYPES
-from agents.policy.decoding import DECODERS
+from agents.policy.decoding import DecodeSettings
 
 OptionValue = bool | int | float | str
 """A scalar option value (tyro parses ``key value`` pairs from the command line)."""
@@ -151,10 +151,10 @@ class GRPOConfig:
             fail("temperature", "> 0")
         if not 0 < self.top_p <= 1:
             fail("top_p", "in (0, 1]")
-        if self.decode not in DECODERS:
-            fail("decode", f"one of {DECODERS}")
-        if self.compile_decode and self.decode != "static":
-            fail("compile_decode", 'False unless decode="static"')
+        try:
+            DecodeSettings(self.decode, self.compile_decode)
+        except ValueError as error:
+            raise ValueError(f"GRPOConfig.{error}") from None
         if self.learning_rate < 0:
             fail("learning_rate", ">= 0")
         if not 0 <= self.epsilon < 1:

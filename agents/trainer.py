@@ -17,7 +17,6 @@ Example:
 from __future__ import annotations
 
 import contextlib
-import inspect
 import json
 import math
 import time
@@ -27,6 +26,7 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 import torch
+from gymnasium.envs.registration import load_env_creator
 
 from agentenvs.core.trajectory import write_jsonl
 from agents.algorithms.base import CreditContext, make_credit_rule
@@ -41,6 +41,7 @@ from agents.checkpoint import (
 )
 from agents.collector import Collector
 from agents.config import GRPOConfig
+from agents.policy.protocol import Policy
 from agents.rollout import RolloutBatch
 from wrappers.prompting import PromptBuilder
 
@@ -49,34 +50,19 @@ CREDIT_EXAMPLES_FILE = "credit_examples.jsonl"
 """Readable records of what a credit rule based its credit on (rubric bundles, PI)."""
 
 
-HELD_OUT_SPLITS = ("test", "eval_in_distribution", "eval", "validation", "valid")
-"""Split names taken as held-out, in order of preference."""
-
-
 def default_eval_env_kwargs(env_id: str, env_kwargs: dict[str, Any]) -> dict[str, Any]:
-    """``env_kwargs`` plus a held-out ``split`` when the env's ``split`` argument lists one.
+    """``env_kwargs`` plus ``split=<held-out split>`` where the env declares one.
 
-    The split names come from the ``Literal[...]`` annotation of the constructor's
-    ``split`` parameter; an env without one is evaluated with ``env_kwargs`` as is
+    The env class says which split is held out (``TextEnv.held_out_split``); an env without
+    one, or ``env_kwargs`` that already name a split, are evaluated with ``env_kwargs`` as is
     (pass ``eval_env_kwargs`` to choose).
     """
-    import importlib
-    import re
-
     kwargs = dict(env_kwargs)
     entry_point = gym.spec(env_id).entry_point
     if isinstance(entry_point, str):
-        module_name, _, attribute = entry_point.partition(":")
-        entry_point = getattr(importlib.import_module(module_name), attribute)
-    try:
-        parameter = inspect.signature(entry_point).parameters.get("split")
-    except (TypeError, ValueError):
-        parameter = None
-    if parameter is None or "split" in kwargs:
-        return kwargs
-    names = set(re.findall(r"""['"]([^'"]+)['"]""", str(parameter.annotation)))
-    held_out = next((name for name in HELD_OUT_SPLITS if name in names), None)
-    if held_out is not None:
+        entry_point = load_env_creator(entry_point)
+    held_out = getattr(entry_point, "held_out_split", None)
+    if held_out is not None and "split" not in kwargs:
         kwargs["split"] = held_out
     return kwargs
 
@@ -99,13 +85,13 @@ class Trainer:
     """Trains a policy on an env with a credit rule (see the module docstring).
 
     Args:
-        policy: A ``TransformersPolicy`` (or anything with its generate/score/token_logprobs API).
+        policy: The policy to train (:class:`~agents.policy.protocol.Policy`, e.g. ``TransformersPolicy``).
         env_id: A registered env id.
         config: The run's settings.
         model_name: Recorded in the checkpoint config.
     """
 
-    def __init__(self, policy: Any, env_id: str, config: GRPOConfig, *, model_name: str = "") -> None:
+    def __init__(self, policy: Policy, env_id: str, config: GRPOConfig, *, model_name: str = "") -> None:
         self.policy = policy
         self.env_id = env_id
         self.config = config
@@ -183,17 +169,17 @@ class Trainer:
         collect_seed = int(self.rng.integers(0, 2**31 - 1))
         reuse = self.credit_rule.reuses_prompt_caches  # the rule rescores on top of the rollout's prompt KV
         with self.policy.keeping_prompt_caches() if reuse else contextlib.nullcontext():
-            batch = self.collector.collect([task_pool[i] for i in chosen], seed=collect_seed)
-        stats = self.collector.last_stats
+            batch, stats = self.collector.collect([task_pool[i] for i in chosen], seed=collect_seed)
         collected = time.perf_counter()
         if config.beta > 0:
             batch.ref_logprobs = self._reference_logprobs(batch)
-        context = CreditContext(config=config, step=self.step, scorer=self.policy.score)
+        context = CreditContext(config=config, step=self.step, policy=self.policy)
         try:
-            advantages = self.credit_rule.compute(batch, context)
+            credit = self.credit_rule.compute(batch, context)
         finally:
             if reuse:
-                self.policy.prompt_caches.clear()
+                self.policy.clear_prompt_caches()
+        advantages = credit.advantages
         if advantages.shape != batch.response_mask.shape:
             raise ValueError(
                 f"credit rule {config.credit!r} returned {tuple(advantages.shape)}, "
@@ -204,7 +190,7 @@ class Trainer:
         updated = time.perf_counter()
         mask = batch.response_mask.bool()
         metrics = {
-            **(stats.to_dict("train/") if stats else {}),
+            **stats.to_dict("train/"),
             **update,
             "advantage_abs_mean": float(advantages[mask].abs().mean()) if mask.any() else 0.0,
             "lr": float(self.optimizer.param_groups[0]["lr"]),
@@ -214,18 +200,18 @@ class Trainer:
             "time/update_tokens_per_s": batch.num_tokens * config.num_iterations / max(updated - credited, 1e-9),
         }
         metrics.pop("train/seconds", None)
-        metrics.update(self.credit_rule.stats)
-        self._write_credit_examples()
+        metrics.update(credit.stats)
+        self._write_credit_examples(credit.examples)
         return metrics
 
-    def _write_credit_examples(self) -> None:
-        """Appends the rule's readable examples to ``credit_examples.jsonl`` at evaluation steps."""
+    def _write_credit_examples(self, examples: list[dict[str, Any]]) -> None:
+        """Appends a rule's readable examples to ``credit_examples.jsonl`` at evaluation steps."""
         every = self.config.eval_every
-        if not self.credit_rule.examples or not (self.step == 1 or (every and self.step % every == 0)):
+        if not examples or not (self.step == 1 or (every and self.step % every == 0)):
             return
         self.output_dir.mkdir(parents=True, exist_ok=True)
         with open(self.output_dir / CREDIT_EXAMPLES_FILE, "a", encoding="utf-8") as handle:
-            for example in self.credit_rule.examples:
+            for example in examples:
                 handle.write(json.dumps({"step": self.step, **example}, ensure_ascii=False) + "\n")
 
     def update(self, batch: RolloutBatch, advantages: torch.Tensor) -> dict[str, float]:
@@ -311,15 +297,13 @@ class Trainer:
             self.config.seed * 1_000_003 + self.step
         )
         try:
-            batch = collector.collect(tasks, seed=self.config.seed, greedy=self.config.eval_greedy)
+            batch, stats = collector.collect(tasks, seed=self.config.seed, greedy=self.config.eval_greedy)
         finally:
             self.policy.generator = saved_generator
         if self.output_dir.is_dir():  # keep what the agent did, for reading (JSON lines of groups)
             folder = self.output_dir / "trajectories"
             folder.mkdir(exist_ok=True)
             write_jsonl(folder / f"eval_step_{self.step}.jsonl", batch.groups)
-        stats = collector.last_stats
-        assert stats is not None
         return {
             f"{prefix}success_rate": stats.success_rate,
             f"{prefix}mean_score": stats.mean_score,

@@ -76,7 +76,7 @@ def main() -> None:
     if not torch.cuda.is_available():
         raise SystemExit("agents_gpu_decode.py needs a CUDA GPU (torch.cuda.is_available() is False)")
     from agents.policy import TransformersPolicy
-    from agents.policy.decoding import make_decoder
+    from agents.policy.decoding import DecodeSettings, make_decoder
 
     batch, prompt_len, new = args.batch_size, args.prompt_tokens, args.new_tokens
     with tempfile.TemporaryDirectory() as folder:
@@ -112,9 +112,9 @@ def main() -> None:
         model.forward = model.__class__.forward.__get__(model)
 
     rows = [[int(t) for t in row] for row in input_ids.tolist()]
-    for label, decoder in (("dynamic", make_decoder("dynamic", model)),
-                           ("static", make_decoder("static", model)),
-                           ("static + compile", make_decoder("static", model, compile=True))):
+    for label, decoder in (("dynamic", make_decoder(model)),
+                           ("static", make_decoder(model, DecodeSettings("static"))),
+                           ("static + compile", make_decoder(model, DecodeSettings("static", compile_decode=True)))):
         policy.decoder = decoder
         ours_prefill = cuda_time(lambda: policy._decode(rows, 1, False, ()))
         ours = cuda_time(lambda: policy._decode(rows, new, False, ()))

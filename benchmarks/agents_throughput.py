@@ -22,7 +22,7 @@ import torch
 
 from agents.algorithms.loss import policy_loss
 from agents.policy import TransformersPolicy, selective_logprobs
-from agents.policy.decoding import make_decoder
+from agents.policy.decoding import DecodeSettings, make_decoder
 from agents.rollout import RolloutBatch, RolloutRow
 
 PROMPT = (
@@ -65,7 +65,7 @@ def benchmark(model: str, batch_size: int, new_tokens: int, repeats: int) -> Non
     baseline = timed(hf_generate, repeats)
     print(f"[{model}] rollout  batch {batch_size} x {new_tokens} new tokens: ours {tokens / ours:8.1f} tok/s, "
           f"HF generate {tokens / baseline:8.1f} tok/s, ratio {baseline / ours:.2f}x (>1: ours faster)")
-    dynamic_decoder, policy.decoder = policy.decoder, make_decoder("static", policy.model)
+    dynamic_decoder, policy.decoder = policy.decoder, make_decoder(policy.model, DecodeSettings("static"))
     static = timed(lambda: policy.generate(prompts), repeats)
     policy.decoder = dynamic_decoder
     print(f"[{model}] rollout  static cache {tokens / static:8.1f} tok/s vs dynamic {tokens / ours:8.1f} tok/s, "

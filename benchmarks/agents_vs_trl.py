@@ -57,7 +57,7 @@ def ours(model_path: str, num_prompts: int, group_size: int, new_tokens: int, st
         batch = RolloutBatch.from_rows(rows, trajectory_rewards=rewards, trajectory_success=[False] * len(rows),
                                        trajectory_group_ids=[i // group_size for i in range(len(rows))],
                                        pad_token_id=policy.pad_token_id)
-        advantages = rule.compute(batch, CreditContext(config=config))
+        advantages = rule.compute(batch, CreditContext(config=config)).advantages
         trainer.update(batch, advantages)
         times.append(time.perf_counter() - start)
     trainer.close()

@@ -21,17 +21,22 @@ from __future__ import annotations
 import argparse
 import copy
 import statistics
+import sys
 import time
+from pathlib import Path
 
 import torch
 
 from agents.algorithms.base import CreditContext, make_credit_rule
 from agents.config import GRPOConfig
 from agents.policy import TransformersPolicy
-from agents.privileged.testing import default_prompt, register_letter_hunt, toy_group
 from agents.rollout import RolloutBatch, RolloutRow
 from agents.trainer import Trainer
 from wrappers.prompting import PromptBuilder
+
+# The toy group and LetterHunt-v0 are the test suite's stand-ins (they ship with the tests, not the package).
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from tests.support.privileged import default_prompt, register_letter_hunt, toy_group  # noqa: E402
 
 # What ALFWorld lists in the toy room (a real room lists more: one "go to" per receptacle).
 TOY_ADMISSIBLE = (
@@ -111,7 +116,7 @@ def main() -> None:
     credit_seconds: dict[str, list[float]] = {name: [] for name in configs}
     try:
         # Warm-up (untimed): the first update allocates optimizer state and buffers.
-        advantages = make_credit_rule("grpo", configs["grpo"]).compute(batch, CreditContext(config=configs["grpo"]))
+        advantages = make_credit_rule("grpo", configs["grpo"]).compute(batch, CreditContext(config=configs["grpo"])).advantages
         trainer.update(batch, advantages)
         for _ in range(args.repeats):
             for name, config in configs.items():  # interleaved so drift in machine load hits all rules alike
@@ -119,7 +124,7 @@ def main() -> None:
                 rule = make_credit_rule(config.credit, config)
                 trainer.config = config
                 start = time.perf_counter()
-                advantages = rule.compute(batch, CreditContext(config=config, scorer=policy.score))
+                advantages = rule.compute(batch, CreditContext(config=config, policy=policy)).advantages
                 credited = time.perf_counter()
                 trainer.update(batch, advantages)
                 seconds[name].append(time.perf_counter() - start)

@@ -66,6 +66,8 @@ class ALFWorldEnv(TextEnv):
         render_mode: None or ``"ansi"``.
     """
 
+    held_out_split = "eval_in_distribution"
+
     def __init__(
         self,
         *,

@@ -1,15 +1,20 @@
-"""Credit rules (GRPO, and ORSD/TASPO where present) and the policy loss.
+"""Credit rules (one registry, one signature) and the policy loss.
 
-Each rule registers itself in :data:`CREDIT_RULES` on import; adding one is one
-module here (``orsd.py``, ``taspo.py`` are imported automatically when present).
+- :mod:`~agents.algorithms.base`: ``CreditRule``, ``CreditContext``, ``CreditResult`` and the registry;
+- :mod:`~agents.algorithms.grpo`: group-normalised outcome advantages (``"grpo"``);
+- :mod:`~agents.algorithms.orsd`: rubric-based token shaping (``"orsd"``);
+- :mod:`~agents.algorithms.taspo`: action-level credit redistribution (``"taspo"``);
+- :mod:`~agents.algorithms.privileged`: what ORSD and TASPO share (the PI log-prob shift, options);
+- :mod:`~agents.algorithms.loss`: the clipped policy loss.
+
+Each rule registers itself when its module is imported, which this package does for the
+built-in ones; adding a rule is one module (or folder) here and one import below.
 """
-
-import importlib
-import importlib.util
 
 from agents.algorithms.base import (
     CREDIT_RULES,
     CreditContext,
+    CreditResult,
     CreditRule,
     broadcast_to_tokens,
     make_credit_rule,
@@ -17,16 +22,19 @@ from agents.algorithms.base import (
 )
 from agents.algorithms.grpo import GRPOCredit, group_mean_std, grpo_advantages
 from agents.algorithms.loss import aggregate_loss, clipped_surrogate, k3_kl, policy_loss
-
-for _module in ("orsd", "taspo"):
-    if importlib.util.find_spec(f"agents.algorithms.{_module}") is not None:
-        importlib.import_module(f"agents.algorithms.{_module}")
+from agents.algorithms.orsd import ORSDCredit, ORSDOptions
+from agents.algorithms.taspo import TASPOCredit, TASPOOptions
 
 __all__ = [
     "CREDIT_RULES",
     "CreditContext",
+    "CreditResult",
     "CreditRule",
     "GRPOCredit",
+    "ORSDCredit",
+    "ORSDOptions",
+    "TASPOCredit",
+    "TASPOOptions",
     "aggregate_loss",
     "broadcast_to_tokens",
     "clipped_surrogate",

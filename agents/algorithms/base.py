@@ -3,7 +3,8 @@
 The trainer computes token advantages as::
 
     rule = make_credit_rule(config.credit, config)      # e.g. "grpo", "orsd", "taspo"
-    advantages = rule.compute(batch, context)           # Tensor[B, T]
+    result = rule.compute(batch, context)               # CreditResult
+    result.advantages                                   # Tensor[B, T]
 
 without knowing which rule runs. A rule is one module: a class registered with
 :func:`register_credit_rule` whose :meth:`CreditRule.compute` maps a
@@ -12,7 +13,9 @@ groups) to ``[B, T]`` advantages, 0 on padding. The maths should live in pure
 tensor functions next to it (each with a hand-computed unit test); ``compute``
 only gathers their inputs. Rules that need the model — e.g. to re-score the
 same response tokens with privileged text in the prompt — call
-``context.score(prompts, responses, contexts)``.
+``context.score(prompts, responses, contexts)`` (the policy travels in the context).
+A rule returns a :class:`CreditResult`: the advantages, its statistics and readable
+examples, so nothing is left on the rule between steps.
 
 Rule-specific knobs come from ``config.credit_options`` (a ``dict``); validate
 them in ``__init__`` so a bad option fails before training starts, naming it.
@@ -21,7 +24,7 @@ Example:
     >>> @register_credit_rule("zero")
     ... class Zero(CreditRule):
     ...     def compute(self, batch, context):
-    ...         return torch.zeros_like(batch.old_logprobs)
+    ...         return CreditResult(torch.zeros_like(batch.old_logprobs))
     >>> "zero" in CREDIT_RULES
     True
     >>> del CREDIT_RULES["zero"]
@@ -31,11 +34,12 @@ from __future__ import annotations
 
 import abc
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 import torch
 
+from agents.policy.protocol import Policy
 from agents.rollout import RolloutBatch
 
 
@@ -46,16 +50,22 @@ class CreditContext:
     Attributes:
         config: The training config (``GRPOConfig``; rule options in ``credit_options``).
         step: The training step being computed.
-        scorer: ``score(prompts, responses, contexts=None, *, response_mask=None)``:
-            teacher-forced ``[B, T]`` log-probs of the current policy, no gradients
-            (``TransformersPolicy.score``). None where no model is at hand (unit tests).
+        policy: The policy being trained (:class:`~agents.policy.protocol.Policy`): rules that
+            re-score responses, write rubrics or judge with the reference model call it. None
+            where no model is at hand (unit tests of rules that need none).
         generator: A seeded torch generator for rules that sample.
     """
 
     config: Any
     step: int = 0
-    scorer: Callable[..., torch.Tensor] | None = None
+    policy: Policy | None = None
     generator: torch.Generator | None = None
+
+    def require_policy(self) -> Policy:
+        """The policy, or a ``RuntimeError`` saying this rule needs one."""
+        if self.policy is None:
+            raise RuntimeError("this credit rule needs a policy, and the CreditContext has none")
+        return self.policy
 
     def score(
         self,
@@ -66,16 +76,30 @@ class CreditContext:
         response_mask: torch.Tensor | None = None,
         reuse_from: Sequence[str] | None = None,
     ) -> torch.Tensor:
-        """Teacher-forced log-probs of ``responses`` after ``prompts`` (with ``contexts`` inserted).
+        """The policy's teacher-forced, no-gradient log-probs (``Policy.score``).
 
-        ``reuse_from``: per row, the rollout prompt whose kept KV the scorer may reuse
-        (``TransformersPolicy.score``); passed on only when given.
+        ``reuse_from``: per row, the rollout prompt whose kept KV the policy may reuse;
+        passed on only when given.
         """
-        if self.scorer is None:
-            raise RuntimeError("this CreditContext has no scorer (no policy was given)")
+        policy = self.require_policy()
         if reuse_from is not None:
-            return self.scorer(prompts, responses, contexts, response_mask=response_mask, reuse_from=reuse_from)
-        return self.scorer(prompts, responses, contexts, response_mask=response_mask)
+            return policy.score(prompts, responses, contexts, response_mask=response_mask, reuse_from=reuse_from)
+        return policy.score(prompts, responses, contexts, response_mask=response_mask)
+
+
+@dataclass
+class CreditResult:
+    """What a credit rule computed for one batch.
+
+    Attributes:
+        advantages: ``[B, T]`` float advantages for every response token (0 on padding).
+        stats: Scalar statistics (logged with every training step, keys prefixed by the rule).
+        examples: Readable records (e.g. the rubric or PI used), logged at evaluation steps.
+    """
+
+    advantages: torch.Tensor
+    stats: dict[str, float] = field(default_factory=dict)
+    examples: list[dict[str, Any]] = field(default_factory=list)
 
 
 class CreditRule(abc.ABC):
@@ -89,10 +113,6 @@ class CreditRule(abc.ABC):
 
     def __init__(self, config: Any = None) -> None:
         self.config = config
-        self.stats: dict[str, float] = {}
-        """Statistics of the last ``compute`` (logged with every training step)."""
-        self.examples: list[dict[str, Any]] = []
-        """Readable records of the last ``compute`` (e.g. the rubric or PI used), logged at evaluation steps."""
 
     @property
     def reuses_prompt_caches(self) -> bool:
@@ -106,8 +126,8 @@ class CreditRule(abc.ABC):
         return dict(getattr(self.config, "credit_options", None) or {})
 
     @abc.abstractmethod
-    def compute(self, batch: RolloutBatch, context: CreditContext) -> torch.Tensor:
-        """``[B, T]`` float advantages for every response token (0 on padding)."""
+    def compute(self, batch: RolloutBatch, context: CreditContext) -> CreditResult:
+        """The batch's token advantages, with the statistics and examples behind them."""
 
 
 CREDIT_RULES: dict[str, type[CreditRule]] = {}
@@ -141,8 +161,6 @@ def make_credit_rule(name: str, config: Any = None) -> CreditRule:
     Raises:
         ValueError: naming the unknown rule and the registered ones.
     """
-    from agents import algorithms  # noqa: F401  (imports the built-in rules so they register)
-
     if name not in CREDIT_RULES:
         raise ValueError(f"credit={name!r} is not a registered credit rule; choose one of {sorted(CREDIT_RULES)}")
     return CREDIT_RULES[name](config)

@@ -16,9 +16,11 @@ Example:
 
 from __future__ import annotations
 
+from typing import Any
+
 import torch
 
-from agents.algorithms.base import CreditContext, CreditRule, broadcast_to_tokens, register_credit_rule
+from agents.algorithms.base import CreditContext, CreditResult, CreditRule, broadcast_to_tokens, register_credit_rule
 from agents.rollout import RolloutBatch
 
 SCALE_REWARDS = ("group", "batch", "none")
@@ -66,17 +68,24 @@ def grpo_advantages(
 
 @register_credit_rule("grpo")
 class GRPOCredit(CreditRule):
-    """Group-normalised outcome advantages (``config.scale_rewards``, ``config.advantage_eps``)."""
+    """Group-normalised outcome advantages (``config.scale_rewards``, ``config.advantage_eps``).
 
-    def __init__(self, config=None) -> None:
+    ORSD and TASPO extend this rule: they start from :meth:`trajectory_advantages` and reshape
+    them token by token.
+    """
+
+    def __init__(self, config: Any = None) -> None:
         super().__init__(config)
-        self.scale_rewards = getattr(config, "scale_rewards", "group")
+        # GRPOConfig has checked both; grpo_advantages checks scale_rewards for direct callers.
+        self.scale_rewards: str = getattr(config, "scale_rewards", "group")
         self.eps = float(getattr(config, "advantage_eps", 1e-4))
-        if self.scale_rewards not in SCALE_REWARDS:
-            raise ValueError(f"scale_rewards must be one of {SCALE_REWARDS}, got {self.scale_rewards!r}")
 
-    def compute(self, batch: RolloutBatch, context: CreditContext) -> torch.Tensor:
-        advantages = grpo_advantages(
+    def trajectory_advantages(self, batch: RolloutBatch) -> torch.Tensor:
+        """``[N]`` GRPO advantage A_i of every trajectory in the batch."""
+        return grpo_advantages(
             batch.trajectory_rewards, batch.trajectory_group_ids, scale_rewards=self.scale_rewards, eps=self.eps
         )
-        return broadcast_to_tokens(advantages, batch.trajectory_index, batch.response_mask)
+
+    def compute(self, batch: RolloutBatch, context: CreditContext) -> CreditResult:
+        advantages = self.trajectory_advantages(batch)
+        return CreditResult(broadcast_to_tokens(advantages, batch.trajectory_index, batch.response_mask))

@@ -26,11 +26,46 @@ from __future__ import annotations
 
 import inspect
 import math
+from dataclasses import dataclass
 from typing import Any, Protocol
 
 import torch
 
 DECODERS: tuple[str, ...] = ("dynamic", "static")
+
+
+@dataclass(frozen=True)
+class DecodeSettings:
+    """How the sampling loop caches keys and values; the one place these settings are checked.
+
+    ``GRPOConfig`` and ``TransformersPolicy`` both build one from their fields of the same
+    names, so a bad value fails at their construction with the field named.
+
+    Attributes:
+        decode: ``"dynamic"`` (growing cache) or ``"static"`` (preallocated, fixed shapes).
+        compile_decode: ``torch.compile`` the static step (CUDA graphs on GPU).
+        decode_bucket: Static cache widths are rounded up to a multiple of this.
+
+    Example:
+        >>> DecodeSettings("dynamic", compile_decode=True)
+        Traceback (most recent call last):
+        ...
+        ValueError: compile_decode needs decode='static' (the dynamic cache changes shape every step)
+    """
+
+    decode: str = "dynamic"
+    compile_decode: bool = False
+    decode_bucket: int = 64
+
+    def __post_init__(self) -> None:
+        if self.decode not in DECODERS:
+            raise ValueError(f"decode must be one of {DECODERS}, got {self.decode!r}")
+        if not isinstance(self.compile_decode, bool):
+            raise ValueError(f"compile_decode must be True or False, got {self.compile_decode!r}")
+        if self.compile_decode and self.decode != "static":
+            raise ValueError("compile_decode needs decode='static' (the dynamic cache changes shape every step)")
+        if isinstance(self.decode_bucket, bool) or not isinstance(self.decode_bucket, int) or self.decode_bucket < 1:
+            raise ValueError(f"decode_bucket must be an integer >= 1, got {self.decode_bucket!r}")
 
 
 def positions_from_mask(attention_mask: torch.Tensor) -> torch.Tensor:
@@ -105,15 +140,14 @@ class StaticDecoder:
 
     Args:
         model: The causal LM (a peft model works too).
-        bucket: Cache widths are rounded up to a multiple of this, so that calls with
-            slightly different prompt widths reuse one cache and one compiled graph.
+        bucket: Cache widths are rounded up to a multiple of this (>= 1, checked by
+            :class:`DecodeSettings`), so that calls with slightly different prompt widths
+            reuse one cache and one compiled graph.
         compile: Wrap the one-token step in ``torch.compile(mode="reduce-overhead")``
             (CUDA graphs on GPU; the prefill stays eager, its shape varies).
     """
 
     def __init__(self, model: torch.nn.Module, *, bucket: int = 64, compile: bool = False) -> None:
-        if bucket < 1:
-            raise ValueError(f"bucket must be >= 1, got {bucket}")
         self.model = model
         self.bucket = bucket
         self.cache_keyword = cache_keyword(model)
@@ -167,16 +201,9 @@ class StaticDecoder:
         return output.logits[:, -1, :]
 
 
-def make_decoder(kind: str, model: torch.nn.Module, *, bucket: int = 64, compile: bool = False) -> Decoder:
-    """The decoder ``kind`` (one of :data:`DECODERS`) over ``model``.
-
-    Raises:
-        ValueError: for an unknown kind, or ``compile`` with the dynamic cache.
-    """
-    if kind == "dynamic":
-        if compile:
-            raise ValueError("compile needs decode='static' (the dynamic cache changes shape every step)")
-        return DynamicDecoder(model)
-    if kind == "static":
-        return StaticDecoder(model, bucket=bucket, compile=compile)
-    raise ValueError(f"decode must be one of {DECODERS}, got {kind!r}")
+def make_decoder(model: torch.nn.Module, settings: DecodeSettings | None = None) -> Decoder:
+    """The decoder ``settings`` ask for (default: dynamic) over ``model``."""
+    settings = settings or DecodeSettings()
+    if settings.decode == "static":
+        return StaticDecoder(model, bucket=settings.decode_bucket, compile=settings.compile_decode)
+    return DynamicDecoder(model)

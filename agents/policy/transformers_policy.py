@@ -29,7 +29,7 @@ from typing import Any
 
 import torch
 
-from agents.policy.decoding import DECODERS, Decoder, cache_keyword, make_decoder, positions_from_mask
+from agents.policy.decoding import Decoder, DecodeSettings, cache_keyword, make_decoder, positions_from_mask
 from agents.policy.logprobs import selective_logprobs
 from agents.policy.models import resolve_model
 from agents.policy.prompt_cache import PromptCacheStore, stacked_past
@@ -169,12 +169,7 @@ class TransformersPolicy:
             raise ValueError(f"top_p must be in (0, 1], got {top_p}")
         if max_new_tokens < 1:
             raise ValueError(f"max_new_tokens must be >= 1, got {max_new_tokens}")
-        if decode not in DECODERS:
-            raise ValueError(f"decode must be one of {DECODERS}, got {decode!r}")
-        if compile_decode and decode != "static":
-            raise ValueError("compile_decode needs decode='static' (the dynamic cache changes shape every step)")
-        if decode_bucket < 1:
-            raise ValueError(f"decode_bucket must be >= 1, got {decode_bucket}")
+        decode_settings = DecodeSettings(decode, compile_decode, decode_bucket)
         if not hasattr(torch, dtype) or not isinstance(getattr(torch, dtype), torch.dtype):
             raise ValueError(f"dtype must name a torch dtype (e.g. 'float32'), got {dtype!r}")
         self.model_path = resolve_model(model, cache_dir)
@@ -228,7 +223,7 @@ class TransformersPolicy:
         self.eos_token_ids = _eos_ids(self.tokenizer, base)
         self.generator = torch.Generator(device=self.device)
         self.generator.manual_seed(seed)
-        self.decoder: Decoder = make_decoder(decode, self.model, bucket=decode_bucket, compile=compile_decode)
+        self.decoder: Decoder = make_decoder(self.model, decode_settings)
         self.prompt_caches = PromptCacheStore()
         """Prompt KV kept from rollouts (inside :meth:`keeping_prompt_caches`) for ``score(reuse_from=...)``."""
         self._keep_prompt_caches = False
@@ -335,6 +330,10 @@ class TransformersPolicy:
             yield self.prompt_caches
         finally:
             self._keep_prompt_caches = previous
+
+    def clear_prompt_caches(self) -> None:
+        """Frees the KV kept inside :meth:`keeping_prompt_caches`."""
+        self.prompt_caches.clear()
 
     @torch.no_grad()
     def cache_prompts(self, prompts: Sequence[str]) -> None:

@@ -3,7 +3,8 @@ from dataclasses import dataclass
 import pytest
 import torch
 
-from agents.collector import Collector
+from agentenvs.webshop.oracle import oracle_action
+from agents.collector import Collector, plain
 from agents.policy.transformers_policy import Generation
 
 
@@ -29,7 +30,7 @@ def test_collects_groups_turns_and_token_spans():
     policy = ScriptedPolicy(["Let me look. <search>capital</search>", "<answer>nobody</answer>"])
     collector = Collector(policy, "SearchQA-v0", num_groups=2, group_size=2, invalid_action_penalty=0.5)
     task_ids = list(collector.task_ids[:2])
-    batch = collector.collect(task_ids, seed=0)
+    batch, stats = collector.collect(task_ids, seed=0)
     assert [g.task_id for g in batch.groups] == task_ids
     assert len(batch) == 8  # 4 trajectories x 2 turns
     first = batch.trajectories[0].turns[0]
@@ -41,7 +42,7 @@ def test_collects_groups_turns_and_token_spans():
     assert batch.group_ids.tolist() == [0, 0, 0, 0, 1, 1, 1, 1]
     assert batch.old_logprobs[0, :37].eq(-0.5).all() and batch.response_mask[0].sum() == 37
     assert batch.trajectory_rewards.tolist() == [0.0] * 4
-    assert collector.last_stats.invalid_rate == 0.0 and collector.last_stats.mean_episode_length == 2.0
+    assert stats.invalid_rate == 0.0 and stats.mean_episode_length == 2.0
     collector.close()
 
 
@@ -50,21 +51,86 @@ def test_invalid_actions_are_penalised_and_episodes_stop_when_done():
     policy = ScriptedPolicy([["<answer>x</answer>", "blah", "blah"], "blah", "blah", "blah"])
     collector = Collector(policy, "SearchQA-v0", num_groups=1, group_size=3, invalid_action_penalty=0.25,
                           env_kwargs={"max_turns": 2})
-    batch = collector.collect(seed=1)
+    batch, stats = collector.collect(seed=1)
     lengths = [len(t) for t in batch.trajectories]
     assert lengths == [1, 2, 2]
     assert batch.trajectory_rewards.tolist() == pytest.approx([0.0, -0.5, -0.5])
     assert batch.turn_rewards.tolist() == pytest.approx([0.0, -0.25, -0.25, -0.25, -0.25])
     assert not batch.turn_valid[1:].any() and batch.action_token_spans[1:].eq(-1).all()
-    assert collector.last_stats.invalid_rate == pytest.approx(4 / 5)
+    assert stats.invalid_rate == pytest.approx(4 / 5)
     assert batch.trajectories[1].turns[0].info["action_valid"] is False
     collector.close()
 
 
 def test_tiny_model_rollouts_carry_what_the_update_needs(tiny_policy):
     collector = Collector(tiny_policy, "SearchQA-v0", num_groups=2, group_size=2, env_kwargs={"max_turns": 2})
-    batch = collector.collect(seed=0)
+    batch, _ = collector.collect(seed=0)
     assert len(batch.trajectories) == 4 and batch.prompt_ids.shape[0] == len(batch)
     rescored = tiny_policy.token_logprobs(batch.prompt_ids, batch.prompt_mask, batch.response_ids, batch.response_mask)
     assert torch.allclose(rescored, batch.old_logprobs, atol=1e-4)
     collector.close()
+
+
+def generation(prompt: str, text: str) -> Generation:
+    """A one-character-per-token generation of ``text``."""
+    ids = [ord(c) % 97 + 1 for c in text]
+    return Generation(prompt, [1, 2, 3], ids, text, [-0.5] * len(ids), [(i, i + 1) for i in range(len(text))], "stop")
+
+
+class OraclePolicy:
+    """Plays each env's expert from the env's own state (WebShop's oracle, SearchQA's gold
+    titles and answer, ALFWorld's walkthrough): every episode wins."""
+
+    pad_token_id = 0
+
+    def __init__(self, collector: Collector) -> None:
+        self.envs = [env.unwrapped for env in collector.groups.unwrapped.envs]
+
+    @staticmethod
+    def expert(env) -> str:
+        name = type(env).__name__
+        if name == "WebShopEnv":
+            return oracle_action(env.goal, env.page)
+        if name == "SearchQAEnv":
+            question = env.current_question
+            plan = [f"<search>{title}</search>" for title in question.supporting_titles]
+            return (plan + [f"<answer>{question.answers[0]}</answer>"])[min(env._turn, len(plan))]
+        return env._walkthrough[env._turn]
+
+    def generate(self, prompts, *, greedy=False, stop=()):
+        running = [env for env in self.envs if not env._done]  # the collector prompts these, in order
+        assert len(running) == len(prompts)
+        return [generation(prompt, self.expert(env)) for prompt, env in zip(prompts, running, strict=True)]
+
+
+@pytest.mark.parametrize("env_id", ["SearchQA-v0", "WebShop-v0", "ALFWorld-v0"])
+def test_an_expert_wins_every_episode_of_every_group(env_id, request):
+    # A WebShop purchase nests dicts in info (reward parts, options): the merged vector info
+    # must still come apart into per-member infos (this crashed the collector on every purchase).
+    env_kwargs = {"max_turns": 12}
+    if env_id == "ALFWorld-v0":
+        pytest.importorskip("textworld")
+        env_kwargs = {"max_turns": 50, "data_path": str(request.getfixturevalue("shared_data") / "alfworld"),
+                      "split": "eval_in_distribution", "prefetch": False}
+    collector = Collector(None, env_id, num_groups=2, group_size=2, env_kwargs=env_kwargs)
+    collector.policy = OraclePolicy(collector)
+    try:
+        batch, stats = collector.collect(list(collector.task_ids[:2]), seed=0)
+    finally:
+        collector.close()
+    assert stats.success_rate == 1.0 and stats.invalid_rate == 0.0
+    assert [len(group) for group in batch.groups] == [2, 2]
+    assert all(t.success and t.turns[-1].info["won"] for t in batch.trajectories)
+    assert [g.task_id for g in batch.groups] == [t.task_id for t in batch.trajectories[::2]]
+    if env_id == "WebShop-v0":
+        last = batch.trajectories[0].turns[-1].info
+        assert isinstance(last["reward_parts"], dict) and isinstance(last["purchased_options"], dict)
+        assert last["score"] == pytest.approx(1.0)
+
+
+def test_plain_turns_numpy_values_into_python_ones_at_any_depth():
+    import numpy as np
+
+    value = plain({"a": np.float64(0.5), "b": {"c": np.bool_(True), "d": [np.int64(3)]}, "e": "x"})
+    assert value == {"a": 0.5, "b": {"c": True, "d": [3]}, "e": "x"}
+    assert type(value["a"]) is float and type(value["b"]["c"]) is bool and type(value["b"]["d"][0]) is int

@@ -9,7 +9,7 @@ import pytest
 import torch
 
 from agents import GRPOAgent, GRPOConfig
-from agents.algorithms.base import CREDIT_RULES, CreditRule, register_credit_rule
+from agents.algorithms.base import CREDIT_RULES, CreditResult, CreditRule, register_credit_rule
 from agents.trainer import default_eval_env_kwargs, lr_lambda
 
 REPO = Path(__file__).resolve().parents[2]
@@ -20,14 +20,14 @@ REPO = Path(__file__).resolve().parents[2]
 RUN_SCRIPT = r"""
 import json, os, signal, sys, torch
 from agents import GRPOAgent, GRPOConfig
-from agents.algorithms.base import CreditRule, register_credit_rule
+from agents.algorithms.base import CreditResult, CreditRule, register_credit_rule
 from agents.trainer import Trainer
 
 @register_credit_rule("alternating_sign")
 class AlternatingSign(CreditRule):
     def compute(self, batch, context):
         sign = 1.0 - 2.0 * (batch.trajectory_index % 2).float()
-        return sign[:, None] * batch.response_mask
+        return CreditResult(sign[:, None] * batch.response_mask)
 
 settings = json.loads(sys.argv[1])
 kill_after = settings.pop("kill_after_step")
@@ -137,7 +137,7 @@ def test_trainer_applies_any_registered_rule_and_updates_weights(tmp_path, tiny_
         def compute(self, batch, context):
             assert context.score(batch.prompts[:1], batch.response_ids[:1],
                                  response_mask=batch.response_mask[:1]).shape == (1, batch.response_ids.shape[1])
-            return batch.response_mask.float()
+            return CreditResult(batch.response_mask.float())
 
     try:
         config = GRPOConfig(credit="plus_one", num_groups=1, group_size=2, max_new_tokens=4,

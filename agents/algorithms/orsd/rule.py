@@ -1,0 +1,241 @@
+"""ORSD credit (arXiv 2611.06543): rubric-bundle PI → additive token-level shaping of GRPO.
+
+Per trajectory group: K candidate rubric bundles are proposed (by the current policy, an
+endpoint, or programmatically from contrastive action patterns), a frozen verifier fills
+the satisfaction matrix of every item × trajectory, and the bundle whose satisfied fraction
+best aligns with success is selected (:mod:`agents.algorithms.orsd.selection`). With the
+selected bundle as PI, every response token gets
+
+    A_{i,t} = A_i + λ · clip(Δ̃_{i,t}, −c, c),
+    Δ_{i,t} = log π(y_t | x ⊕ rubric, y_<t) − log π(y_t | x, y_<t)
+
+(:mod:`agents.algorithms.orsd.shaping`), with A_i the GRPO advantage. Groups with a uniform
+outcome or no positively aligned bundle get no rubric and thus plain GRPO credit.
+
+Options (``config.credit_options``) are the fields of :class:`ORSDOptions`.
+
+Example:
+    >>> ORSDOptions(num_bundles=0)
+    Traceback (most recent call last):
+    ...
+    ValueError: ORSDOptions.num_bundles must be an integer >= 1, got 0
+"""
+
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import torch
+
+from agentenvs.core.trajectory import TrajectoryGroup
+from agents.algorithms.base import CreditContext, CreditResult, register_credit_rule
+from agents.algorithms.grpo import GRPOCredit
+from agents.algorithms.orsd.rubrics import (
+    PATTERN_FAMILIES,
+    ProposalResult,
+    RubricBundle,
+    contrastive_rubric_bundles,
+    propose_rubric_bundles,
+)
+from agents.algorithms.orsd.selection import ALIGNMENT_METRICS, judged_bundle, select_rubric_bundle
+from agents.algorithms.orsd.shaping import SHIFT_NORMALIZATIONS, orsd_token_advantages, shaping_stats
+from agents.algorithms.orsd.verifiers import LMVerifier, LogprobVerifier, ProgrammaticVerifier, Verifier
+from agents.algorithms.privileged.options import (
+    PrivilegedOptions,
+    answer_ids,
+    check,
+    is_count,
+    options_from_dict,
+    policy_complete,
+)
+from agents.algorithms.privileged.shift import privileged_logprob_shift
+from agents.policy.transformers_policy import TransformersPolicy
+from agents.rollout import RolloutBatch
+
+PROPOSERS = ("programmatic", "policy", "endpoint")
+VERIFIERS = ("programmatic", "reference", "local", "endpoint")
+
+
+@dataclass(frozen=True)
+class ORSDOptions(PrivilegedOptions):
+    """ORSD knobs; every open choice of the paper is a field with a documented default.
+
+    The fields shared with TASPO (placement, endpoint, scoring shortcuts, ``log_examples``:
+    selected bundles kept per step) are those of :class:`PrivilegedOptions`.
+    """
+
+    num_bundles: int = 4
+    """K: candidate bundles per group (programmatic: at most one per pattern family)."""
+    proposer: str = "programmatic"
+    """Who writes bundles: ``programmatic`` (contrastive patterns), ``policy`` (the current policy,
+    sampling) or ``endpoint`` (an OpenAI-compatible server)."""
+    verifier: str = "programmatic"
+    """Frozen judge: ``programmatic``, ``reference`` (the frozen initial policy, yes/no likelihood),
+    ``local`` (another local model, ``verifier_model``) or ``endpoint``."""
+    verifier_model: str = ""
+    """Model name or folder for ``verifier="local"``."""
+    max_items: int = 5
+    """Rubric items per bundle."""
+    pattern_families: tuple[str, ...] = PATTERN_FAMILIES
+    """Programmatic proposer: pattern families, one bundle each (in this order)."""
+    min_gap: float = 0.5
+    """Programmatic proposer: least |P(pattern | success) − P(pattern | failure)| for an item."""
+    alignment_metric: str = "point_biserial"
+    """How a bundle's satisfaction is compared with success: point_biserial, accuracy or auc."""
+    min_alignment: float = 0.0
+    """A bundle is selectable only with alignment strictly above this."""
+    coef: float = 0.2
+    """λ: weight of the clipped shift added to A_i."""
+    clip: float = 1.0
+    """c: Δ is clipped to [−c, c] before scaling."""
+    normalize: str = "none"
+    """Per-trajectory normalisation of Δ: none, std or mean_std."""
+
+    def __post_init__(self) -> None:
+        name = "ORSDOptions"
+        check(name, "num_bundles", is_count(self.num_bundles, 1), "an integer >= 1",
+              self.num_bundles)
+        check(name, "proposer", self.proposer in PROPOSERS, f"one of {PROPOSERS}", self.proposer)
+        check(name, "verifier", self.verifier in VERIFIERS, f"one of {VERIFIERS}", self.verifier)
+        check(name, "verifier_model", self.verifier != "local" or bool(self.verifier_model),
+              "a model name or folder when verifier='local'", self.verifier_model)
+        check(name, "max_items", is_count(self.max_items, 1), "an integer >= 1",
+              self.max_items)
+        families = tuple(self.pattern_families)
+        check(name, "pattern_families", bool(families) and set(families) <= set(PATTERN_FAMILIES),
+              f"a non-empty subset of {PATTERN_FAMILIES}", self.pattern_families)
+        object.__setattr__(self, "pattern_families", families)
+        check(name, "min_gap", 0 < self.min_gap <= 1, "in (0, 1]", self.min_gap)
+        check(name, "alignment_metric", self.alignment_metric in ALIGNMENT_METRICS, f"one of {ALIGNMENT_METRICS}",
+              self.alignment_metric)
+        check(name, "coef", self.coef >= 0, ">= 0", self.coef)
+        check(name, "clip", self.clip > 0, "> 0", self.clip)
+        check(name, "normalize", self.normalize in SHIFT_NORMALIZATIONS, f"one of {SHIFT_NORMALIZATIONS}",
+              self.normalize)
+        super().__post_init__()
+
+    @property
+    def endpoint_users(self) -> tuple[str, ...]:
+        return tuple(name for name in ("proposer", "verifier") if getattr(self, name) == "endpoint")
+
+
+@register_credit_rule("orsd")
+class ORSDCredit(GRPOCredit):
+    """GRPO advantages plus λ·clip(Δ) under the selected rubric bundle, token by token.
+
+    The result's ``stats`` hold the step's statistics (bundles proposed, dropped, groups with
+    a rubric, mean selected alignment, shaping scale vs |A_i|) and its ``examples`` the
+    selected rubric text of the first ``log_examples`` groups that got one.
+    """
+
+    def __init__(self, config: Any = None) -> None:
+        super().__init__(config)
+        self.opts = options_from_dict(ORSDOptions, self.options, "orsd")
+        self._local_verifier_policy: TransformersPolicy | None = None
+
+    def propose(self, group: TrajectoryGroup, context: CreditContext) -> ProposalResult:
+        """The group's candidate bundles (empty for a group with a uniform outcome)."""
+        outcomes = {bool(t.success) for t in group.trajectories}
+        if len(outcomes) < 2:
+            return ProposalResult([], 0)
+        opts = self.opts
+        if opts.proposer == "programmatic":
+            return contrastive_rubric_bundles(group, families=opts.pattern_families[: opts.num_bundles],
+                                              max_items=opts.max_items, min_gap=opts.min_gap)
+        if opts.proposer == "endpoint":
+            complete = self.opts.endpoint()
+        else:
+            complete = policy_complete(context.require_policy(), max_new_tokens=opts.lm_max_new_tokens)
+        return propose_rubric_bundles(group, complete, num_bundles=opts.num_bundles, max_items=opts.max_items)
+
+    def verifier(self, context: CreditContext) -> Verifier:
+        """The frozen judge named by ``verifier``."""
+        kind = self.opts.verifier
+        if kind == "programmatic":
+            return ProgrammaticVerifier()
+        if kind == "endpoint":
+            return LMVerifier(self.opts.endpoint())
+        if kind == "reference":
+            policy = context.require_policy()
+            if not policy.has_reference:
+                raise RuntimeError("verifier='reference' needs a policy that keeps its initial weights "
+                                   "(train with lora=True or beta > 0)")
+            score = functools.partial(policy.score, reference=True)
+        else:
+            if self._local_verifier_policy is None:
+                self._local_verifier_policy = TransformersPolicy(self.opts.verifier_model, max_new_tokens=4)
+            policy = self._local_verifier_policy
+            score = policy.score
+        return LogprobVerifier(score, answer_ids(policy, "yes"), answer_ids(policy, "no"))
+
+    # -- the rule ------------------------------------------------------------------------
+    def compute(self, batch: RolloutBatch, context: CreditContext) -> CreditResult:
+        opts = self.opts
+        advantages = self.trajectory_advantages(batch)
+        trajectories = batch.trajectories
+        rubric_of_trajectory: list[str | None] = [None] * len(trajectories)
+        verifier: Verifier | None = None
+        proposed = dropped = with_rubric = uniform = 0
+        alignments: list[float] = []
+        examples: list[dict[str, Any]] = []
+        offset = 0
+        for group in batch.groups:
+            members = range(offset, offset + len(group))
+            offset += len(group)
+            proposal = self.propose(group, context)
+            proposed += len(proposal.bundles) + proposal.dropped
+            dropped += proposal.dropped
+            success = np.array([bool(t.success) for t in group.trajectories])
+            if success.all() or not success.any():
+                uniform += 1
+                continue
+            if not proposal.bundles:
+                continue
+            verifier = verifier or self.verifier(context)
+            matrices = _verify_bundles(verifier, proposal.bundles, group)
+            selection = select_rubric_bundle(proposal.bundles, matrices, success, metric=opts.alignment_metric,
+                                             min_alignment=opts.min_alignment)
+            if selection.bundle is None:
+                continue
+            bundle = judged_bundle(selection.bundle, matrices[selection.index])
+            text = bundle.render()
+            with_rubric += 1
+            alignments.append(selection.alignments[selection.index])
+            for member in members:
+                rubric_of_trajectory[member] = text
+            if len(examples) < opts.log_examples:
+                examples.append({"task_id": group.task_id, "group_id": group.group_id, "source": bundle.source,
+                                      "alignment": selection.alignments[selection.index], "rubric": text})
+        rows = batch.trajectory_index.tolist()
+        privileged = [rubric_of_trajectory[i] for i in rows]
+        shift = privileged_logprob_shift(
+            context.score, batch.prompts, batch.response_ids, batch.response_mask, privileged,
+            tasks=[trajectories[i].task for i in rows] if trajectories else None, placement=opts.placement,
+            base_logprobs=None if opts.rescore_without_pi else batch.old_logprobs,
+            reuse_prompt_cache=opts.reuse_prompt_cache,
+        ) if any(privileged) else torch.zeros(batch.response_ids.shape)
+        row_advantages = advantages[batch.trajectory_index]
+        token_advantages = orsd_token_advantages(row_advantages, shift, batch.response_mask, batch.trajectory_index,
+                                                 coef=opts.coef, clip=opts.clip, normalize=opts.normalize)
+        groups = max(len(batch.groups), 1)
+        stats = {
+            "orsd/bundles_proposed": float(proposed),
+            "orsd/bundles_dropped": float(dropped),
+            "orsd/groups_with_rubric": with_rubric / groups,
+            "orsd/groups_uniform_outcome": uniform / groups,
+            "orsd/selected_alignment": float(np.mean(alignments)) if alignments else 0.0,
+            **{f"orsd/{key}": value for key, value in
+               shaping_stats(row_advantages, token_advantages, batch.response_mask).items()},
+        }
+        return CreditResult(token_advantages, stats, examples)
+
+
+def _verify_bundles(verifier: Verifier, bundles: list[RubricBundle], group: TrajectoryGroup) -> list[np.ndarray]:
+    """Each bundle's satisfaction matrix, judging every distinct item once."""
+    distinct = list(dict.fromkeys(item for bundle in bundles for item in bundle.items))
+    matrix = verifier(distinct, group.trajectories)
+    row_of = {item: row for row, item in enumerate(distinct)}
+    return [matrix[[row_of[item] for item in bundle.items]] for bundle in bundles]

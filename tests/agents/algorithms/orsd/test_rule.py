@@ -1,0 +1,112 @@
+import pytest
+import torch
+
+from agentenvs.core.trajectory import TrajectoryGroup
+from agents.algorithms import make_credit_rule
+from agents.algorithms.base import CreditContext
+from agents.algorithms.grpo import GRPOCredit
+from agents.algorithms.orsd import ORSDCredit, ORSDOptions
+from agents.config import GRPOConfig
+from tests.support.privileged import CharScorer, batch_from_groups, toy_group
+
+
+def pen_rule(prompt, token, position):
+    """With any PI in the prompt, the characters of 'pen' gain 0.3 nats and every other one loses 0.1."""
+    privileged = "Process rubric" in prompt or "Guidance" in prompt or "successful attempt" in prompt
+    return -1.0 + (0.0 if not privileged else (0.3 if chr(token) in "pen" else -0.1))
+
+
+def mixed_and_uniform_batch(scorer):
+    mixed = toy_group(group_id=0, task_id="toy")
+    failed = TrajectoryGroup("toy2", 1, [t for t in toy_group(1, "toy2") if not t.success])
+    return batch_from_groups([mixed, failed], scorer)
+
+
+def config(**options):
+    return GRPOConfig(credit="orsd", credit_options=options)
+
+
+def test_orsd_shaping_hand_checked_against_grpo():
+    scorer = CharScorer(pen_rule)
+    batch = mixed_and_uniform_batch(scorer)
+    rule = make_credit_rule("orsd", config(coef=0.5, clip=0.2))
+    assert isinstance(rule, ORSDCredit)
+    result = rule.compute(batch, CreditContext(config(), policy=scorer))
+    out = result.advantages
+    base = GRPOCredit(config()).compute(batch, CreditContext(config())).advantages
+    mask = batch.response_mask.bool()
+    in_mixed = (batch.group_ids == 0)[:, None] & mask
+    is_pen = torch.tensor([[chr(int(t)) in "pen" for t in row] for row in batch.response_ids])
+    # Mixed group: Δ = +0.3 on p/e/n (clipped to 0.2, times λ = 0.5 -> +0.1), -0.1 elsewhere (-> -0.05).
+    expected = base + torch.where(is_pen, torch.tensor(0.1), torch.tensor(-0.05)) * in_mixed
+    assert torch.allclose(out, expected, atol=1e-5)
+    assert (out[~mask] == 0).all()
+    assert result.stats["orsd/groups_with_rubric"] == 0.5 and result.stats["orsd/groups_uniform_outcome"] == 0.5
+    assert result.stats["orsd/selected_alignment"] == pytest.approx(1.0)
+    assert 0 < result.stats["orsd/shaping_to_advantage"] < 1
+    assert result.examples[0]["task_id"] == "toy" and "take pen 2 from desk 1" in result.examples[0]["rubric"]
+    # Only the mixed group's rows were re-scored, once, with the rubric (rollout log-probs reused).
+    assert scorer.rows_scored == batch.response_ids.shape[0] + int((batch.group_ids == 0).sum())
+
+
+def test_orsd_without_rubric_is_grpo():
+    scorer = CharScorer(pen_rule)
+    batch = mixed_and_uniform_batch(scorer)
+    rule = ORSDCredit(config(min_alignment=0.999))  # nothing clears the bar
+    rule.opts = ORSDOptions(min_alignment=1.0)
+    result = rule.compute(batch, CreditContext(config(), policy=scorer))
+    out = result.advantages
+    assert torch.equal(out, GRPOCredit(config()).compute(batch, CreditContext(config())).advantages)
+    assert result.stats["orsd/groups_with_rubric"] == 0.0
+
+
+class FakePolicy:
+    """generate() writes a fixed rubric; score() is a CharScorer; a tokenizer for yes/no; a reference."""
+
+    has_reference = True
+
+    class tokenizer:  # noqa: N801
+        @staticmethod
+        def encode(text, add_special_tokens=False):
+            return [ord(c) for c in text]
+
+    def __init__(self, outputs):
+        self.outputs = outputs
+        self.prompts = []
+        self.scorer = CharScorer(pen_rule)
+        self.references = 0
+
+    def generate(self, prompts, greedy=False, max_new_tokens=None, stop=None):
+        assert stop == () and max_new_tokens == 192
+        self.prompts += list(prompts)
+        return [type("G", (), {"text": self.outputs[i % len(self.outputs)]})() for i in range(len(prompts))]
+
+    def score(self, prompts, responses, contexts=None, *, response_mask=None, reference=False):
+        self.references += reference
+        return self.scorer(prompts, responses, contexts, response_mask=response_mask)
+
+
+def test_orsd_policy_written_bundles_with_reference_verifier():
+    policy = FakePolicy(["1. REQUIRE: take pen 2 from desk 1\n2. The agent picks up the pen.", "no rubric here"])
+    batch = mixed_and_uniform_batch(policy.scorer)
+    rule = ORSDCredit(config(proposer="policy", verifier="reference", num_bundles=2))
+    result = rule.compute(batch, CreditContext(config(), policy=policy))
+    out = result.advantages
+    assert len(policy.prompts) == 2 and "Attempt 1 (SUCCESS)" in policy.prompts[0]
+    assert result.stats["orsd/bundles_proposed"] == 2 and result.stats["orsd/bundles_dropped"] == 1
+    assert policy.references == 1  # the free-text item was judged by the frozen model
+    assert out.shape == batch.response_ids.shape
+
+
+def test_orsd_options_validate_and_name_the_field():
+    with pytest.raises(ValueError, match="unknown orsd credit option"):
+        ORSDCredit(config(lambda_=1.0))
+    with pytest.raises(ValueError, match="ORSDOptions.clip"):
+        ORSDCredit(config(clip=0))
+    with pytest.raises(ValueError, match="ORSDOptions.endpoint_url"):
+        ORSDOptions(verifier="endpoint", endpoint_model="m")
+    with pytest.raises(ValueError, match="ORSDOptions.pattern_families"):
+        ORSDOptions(pattern_families=("nonsense",))
+    with pytest.raises(ValueError, match="ORSDOptions.alignment_metric"):
+        ORSDOptions(alignment_metric="f1")
+    assert ORSDOptions(pattern_families=["order"]).pattern_families == ("order",)

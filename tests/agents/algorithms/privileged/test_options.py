@@ -1,0 +1,43 @@
+import dataclasses
+
+import pytest
+
+from agents.algorithms.orsd import ORSDOptions
+from agents.algorithms.privileged.options import PrivilegedOptions, is_count, options_from_dict
+from agents.algorithms.taspo import TASPOOptions
+
+
+def test_both_rules_share_the_privileged_fields():
+    shared = {field.name for field in dataclasses.fields(PrivilegedOptions)}
+    assert shared == {"endpoint_url", "endpoint_model", "endpoint_api_key_env", "placement", "rescore_without_pi",
+                      "reuse_prompt_cache", "lm_max_new_tokens", "log_examples"}
+    for cls in (ORSDOptions, TASPOOptions):
+        assert shared <= {field.name for field in dataclasses.fields(cls)}
+        assert issubclass(cls, PrivilegedOptions)
+
+
+@pytest.mark.parametrize(("cls", "field", "value"), [
+    (ORSDOptions, "placement", "middle"), (TASPOOptions, "placement", "middle"),
+    (ORSDOptions, "lm_max_new_tokens", 0), (TASPOOptions, "log_examples", -1),
+    (ORSDOptions, "rescore_without_pi", 1), (TASPOOptions, "lm_max_new_tokens", True),
+])
+def test_shared_fields_are_checked_once_for_both_rules(cls, field, value):
+    with pytest.raises(ValueError, match=f"{cls.__name__}.{field} must be"):
+        cls(**{field: value})
+
+
+def test_the_endpoint_is_checked_only_where_a_component_uses_it():
+    assert ORSDOptions(endpoint_url="not a url").endpoint_users == ()  # unused: not checked
+    with pytest.raises(ValueError, match="ORSDOptions.endpoint_url / endpoint_model .* proposer and verifier"):
+        ORSDOptions(proposer="endpoint", verifier="endpoint", endpoint_url="ftp://x", endpoint_model="m")
+    with pytest.raises(ValueError, match="TASPOOptions.endpoint_url / endpoint_model .* analyzer.*model"):
+        TASPOOptions(analyzer="endpoint", endpoint_url="http://localhost:1/v1")
+    client = TASPOOptions(analyzer="endpoint", endpoint_url="http://localhost:1/v1", endpoint_model="m").endpoint()
+    assert (client.base_url, client.model) == ("http://localhost:1/v1", "m")
+
+
+def test_is_count_and_options_from_dict():
+    assert is_count(3, 1) and not is_count(True, 0) and not is_count(2.0, 1) and not is_count(0, 1)
+    assert options_from_dict(TASPOOptions, {"kappa": 0.1}, "taspo").kappa == 0.1
+    with pytest.raises(ValueError, match=r"unknown taspo credit option\(s\) \['kapa'\]"):
+        options_from_dict(TASPOOptions, {"kapa": 0.1}, "taspo")

@@ -1,0 +1,42 @@
+import json
+
+import pytest
+
+from agents.cli import QUICKSTART, EvalArgs, TrainArgs, main, parse
+
+
+def test_parse_names_the_commands_on_a_bad_one(capsys):
+    for argv in ([], ["fly"]):
+        with pytest.raises(SystemExit) as exit_info:
+            parse(argv)
+        assert exit_info.value.code == 2
+        assert "usage: python -m agents {train|eval|quickstart}" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        parse(["train", "--config.group-size", "zero"])
+
+
+def test_parse_fills_the_typed_arguments():
+    args = parse(["eval", "--run", "runs/x", "--episodes", "4"])
+    assert isinstance(args, EvalArgs) and (args.run, args.episodes) == ("runs/x", 4)
+    quick = parse(["quickstart", "--total-steps", "2"])
+    assert isinstance(quick, TrainArgs) and quick.total_steps == 2
+    assert quick.config.env_kwargs == QUICKSTART.config.env_kwargs and quick.config.lora
+    train = parse(["train", "--config.credit", "taspo", "--config.credit-options", "kappa", "0.1"])
+    assert train.config.credit == "taspo" and train.config.credit_options == {"kappa": 0.1}
+
+
+def test_train_then_eval_the_run(tmp_path, tiny_model_path, capsys):
+    run = tmp_path / "run"
+    code = main(["train", "--model", str(tiny_model_path), "--total-steps", "1",
+                 "--config.num-groups", "1", "--config.group-size", "2", "--config.max-new-tokens", "4",
+                 "--config.eval-episodes", "1", "--config.env-kwargs", "max_turns", "1",
+                 "--config.output-dir", str(run), "--config.no-progress", "--config.no-tensorboard"])
+    assert code == 0
+    printed = capsys.readouterr().out
+    assert "held-out success:" in printed and "(step 0) ->" in printed and "(step 1)" in printed
+    records = [json.loads(line) for line in (run / "metrics.jsonl").read_text().splitlines()]
+    assert [r["step"] for r in records] == [0, 1] and "train/invalid_rate" in records[1]
+    assert (run / "learning_curve.png").is_file()
+    assert main(["eval", "--run", str(run), "--episodes", "1"]) == 0
+    printed = capsys.readouterr().out
+    assert "success_rate: " in printed and "invalid_rate: " in printed
