@@ -139,6 +139,7 @@ def create_app(engine: WebShopEngine, *, max_sessions: int = 10_000, seed: int =
     app.config["MAX_CONTENT_LENGTH"] = 16 * 1024
     store = SessionStore(shuffle_goals(engine.goals), max_sessions, seed)
     app.extensions["webshop_sessions"] = store
+    app.extensions["webshop_engine"] = engine
     search_lock = threading.Lock()
 
     def check_session_id(session_id: str) -> str:
