@@ -12,6 +12,7 @@ import dataclasses
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import cast
 
 # Imported at module load, not lazily: tyro scans ``builtins`` when first imported and
 # fails if ``builtins._`` then holds an unhashable tuple (as doctest runs leave it).
@@ -96,7 +97,8 @@ def parse(argv: Sequence[str]) -> TrainArgs | EvalArgs:
         raise SystemExit(2)
     command, rest = argv[0], list(argv[1:])
     default = COMMANDS[command]
-    return tyro.cli(type(default), args=rest, default=default, prog=f"python -m agents {command}")
+    parsed = tyro.cli(type(default), args=rest, default=default, prog=f"python -m agents {command}")
+    return cast(TrainArgs | EvalArgs, parsed)
 
 
 def run_train(args: TrainArgs) -> dict[str, float]:

@@ -21,7 +21,7 @@ from __future__ import annotations
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, NamedTuple
+from typing import Any, Literal, NamedTuple
 
 import numpy as np
 from gymnasium.wrappers.vector import DictInfoToList
@@ -105,7 +105,7 @@ class Collector:
         prompt_builder: PromptBuilder | None = None,
         invalid_action_penalty: float = 0.0,
         env_kwargs: dict[str, Any] | None = None,
-        vectorization_mode: str = "sync",
+        vectorization_mode: Literal["sync", "async"] = "sync",
         progress: bool = False,
     ) -> None:
         self.policy = policy
@@ -119,7 +119,7 @@ class Collector:
         self.prompt_builder = prompt_builder or PromptBuilder()
         self.invalid_action_penalty = float(invalid_action_penalty)
         self.progress = progress
-        vector = self.envs.unwrapped
+        vector = self.groups.env  # the Sync/AsyncVectorEnv under the group wrapper
         self.action_format: str = vector.get_attr("action_format")[0]
         self.max_turns: int = int(vector.get_attr("max_turns")[0])
         self.task_ids: tuple[str, ...] = tuple(vector.get_attr("task_ids")[0])

@@ -21,7 +21,7 @@ import json
 import math
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import gymnasium as gym
 import numpy as np
@@ -45,6 +45,9 @@ from agents.policy.protocol import Policy
 from agents.rollout import RolloutBatch
 from wrappers.prompting import PromptBuilder
 
+if TYPE_CHECKING:
+    from torch.utils.tensorboard import SummaryWriter
+
 METRICS_FILE = "metrics.jsonl"
 CREDIT_EXAMPLES_FILE = "credit_examples.jsonl"
 """Readable records of what a credit rule based its credit on (rubric bundles, PI)."""
@@ -58,7 +61,7 @@ def default_eval_env_kwargs(env_id: str, env_kwargs: dict[str, Any]) -> dict[str
     (pass ``eval_env_kwargs`` to choose).
     """
     kwargs = dict(env_kwargs)
-    entry_point = gym.spec(env_id).entry_point
+    entry_point: Any = gym.spec(env_id).entry_point
     if isinstance(entry_point, str):
         entry_point = load_env_creator(entry_point)
     held_out = getattr(entry_point, "held_out_split", None)
@@ -119,7 +122,7 @@ class Trainer:
         self.rng = np.random.default_rng(config.seed)
         self.shuffle_generator = torch.Generator().manual_seed(config.seed)
         self.step = 0
-        self._writer = None
+        self._writer: SummaryWriter | None = None
 
     # -- the loop ---------------------------------------------------------------------
     def learn(self, total_steps: int) -> dict[str, float]:

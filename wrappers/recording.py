@@ -12,7 +12,7 @@ Example:
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 import gymnasium as gym
 
@@ -58,7 +58,8 @@ class RecordTrajectory(gym.Wrapper[str, str, str, str]):
         return observation, info
 
     def step(self, action: str) -> tuple[str, float, bool, bool, dict[str, Any]]:
-        observation, reward, terminated, truncated, info = self.env.step(action)
+        observation, raw_reward, terminated, truncated, info = self.env.step(action)
+        reward = float(raw_reward)
         if self._current is None:
             return observation, reward, terminated, truncated, info
         span = info.get("action_span")
@@ -70,7 +71,7 @@ class RecordTrajectory(gym.Wrapper[str, str, str, str]):
                 action_span=None if span is None else ActionSpan(int(span[0]), int(span[1])),
                 reward=float(reward),
                 valid=bool(info.get("action_valid", True)),
-                info=to_json_value(info),
+                info=cast(dict[str, Any], to_json_value(info)),
             )
         )
         self._observation = observation

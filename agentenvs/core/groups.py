@@ -24,7 +24,7 @@ from typing import Any, Literal
 
 import gymnasium as gym
 import numpy as np
-from gymnasium.vector import AsyncVectorEnv, AutoresetMode, SyncVectorEnv, VectorEnv, VectorWrapper
+from gymnasium.vector import AsyncVectorEnv, AutoresetMode, SyncVectorEnv, VectorWrapper
 
 
 class GroupVectorEnv(VectorWrapper):
@@ -36,7 +36,11 @@ class GroupVectorEnv(VectorWrapper):
         group_ids: Group index of each sub-env, shape ``(num_groups * group_size,)``.
     """
 
-    def __init__(self, env: VectorEnv, num_groups: int, group_size: int, seed: int | None = None) -> None:
+    env: SyncVectorEnv | AsyncVectorEnv
+
+    def __init__(
+        self, env: SyncVectorEnv | AsyncVectorEnv, num_groups: int, group_size: int, seed: int | None = None
+    ) -> None:
         super().__init__(env)
         if env.num_envs != num_groups * group_size:
             raise ValueError(f"vector env has {env.num_envs} sub-envs, expected {num_groups} x {group_size}")
@@ -62,10 +66,11 @@ class GroupVectorEnv(VectorWrapper):
         if task_ids is not None:
             if len(task_ids) != self.num_groups:
                 raise ValueError(f"options['task_ids'] has {len(task_ids)} ids for {self.num_groups} groups")
-            self.env.set_attr("next_task_id", [str(task_ids[g]) for g in self.group_ids])
+            self.env.set_attr("next_task_id", [str(task_ids[int(g)]) for g in self.group_ids])
         group_seeds = self._rng.integers(0, 2**31 - 1, size=self.num_groups)
         seeds = [int(group_seeds[g]) for g in self.group_ids]
-        return self.env.reset(seed=seeds, options=options or None)
+        # Sync and async vector envs take one seed per sub-env (VectorEnv's signature says one int).
+        return self.env.reset(seed=seeds, options=options or None)  # type: ignore[arg-type]
 
     def group_slices(self) -> list[slice]:
         """Sub-env index ranges of each group."""
@@ -96,7 +101,7 @@ def make_group_vec(
         raise ValueError(f"group_size must be >= 1, got {group_size}")
     gym.spec(env_id)  # fails early, naming the id, if it is not registered
     env_fns = [_EnvFactory(env_id, env_kwargs) for _ in range(num_groups * group_size)]
-    vector: VectorEnv
+    vector: SyncVectorEnv | AsyncVectorEnv
     if vectorization_mode == "sync":
         vector = _LockstepSyncVectorEnv(env_fns, autoreset_mode=AutoresetMode.DISABLED)
     elif vectorization_mode == "async":

@@ -74,7 +74,7 @@ class ActionSpan:
             raise ValueError(f"ActionSpan needs 0 <= start <= end, got start={self.start}, end={self.end}")
         if (self.token_start is None) != (self.token_end is None):
             raise ValueError("ActionSpan token_start and token_end must be set together")
-        if self.token_start is not None and not 0 <= self.token_start <= self.token_end:
+        if self.token_start is not None and self.token_end is not None and not 0 <= self.token_start <= self.token_end:
             raise ValueError(
                 f"ActionSpan needs 0 <= token_start <= token_end, got {self.token_start}, {self.token_end}"
             )

@@ -76,7 +76,8 @@ def positions_from_mask(attention_mask: torch.Tensor) -> torch.Tensor:
 def cache_keyword(model: torch.nn.Module) -> str:
     """The name ``model.forward`` takes its KV cache under (``cache`` in recent transformers,
     ``past_key_values`` before)."""
-    base = model.get_base_model() if hasattr(model, "get_base_model") else model  # a peft wrapper
+    unwrap: Any = getattr(model, "get_base_model", None)  # a peft wrapper has one
+    base = unwrap() if unwrap is not None else model
     parameters = inspect.signature(base.forward).parameters
     return "cache" if "cache" in parameters else "past_key_values"
 
@@ -171,7 +172,8 @@ class StaticDecoder:
         if self.cache is not None and self._cache_key == key:
             self.cache.reset()  # same buffers (addresses a captured graph reads), zeroed
         else:
-            self.cache = StaticCache(config=self.model.config, max_cache_len=width)
+            config: Any = self.model.config
+            self.cache = StaticCache(config=config, max_cache_len=width)
             self._cache_key = key
         return self.cache
 

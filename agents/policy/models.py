@@ -78,7 +78,7 @@ def build_smollm2_135m(target: Path) -> None:
     tokenizer = AutoTokenizer.from_pretrained(folder, gguf_file=SMOLLM2_GGUF)
     model = AutoModelForCausalLM.from_pretrained(folder, gguf_file=SMOLLM2_GGUF, dtype=torch.float32)
     # The weights are plain fp32 after dequantisation; drop the GGUF marker so they save.
-    model.hf_quantizer = None
+    model.hf_quantizer = None  # type: ignore[assignment]  # transformers types the attribute as always set
     if hasattr(model.config, "quantization_config"):
         del model.config.quantization_config
     model.save_pretrained(target)

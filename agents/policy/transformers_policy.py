@@ -177,9 +177,10 @@ class TransformersPolicy:
         self.tokenizer = AutoTokenizer.from_pretrained(self.model_path)
         if self.tokenizer.pad_token_id is None:
             self.tokenizer.pad_token = self.tokenizer.eos_token
-        base = AutoModelForCausalLM.from_pretrained(
+        base: Any = AutoModelForCausalLM.from_pretrained(
             self.model_path, dtype=getattr(torch, dtype), attn_implementation=attn_implementation
-        ).to(self.device)
+        )
+        base = base.to(self.device)
         base.eval()  # no dropout: old and new log-probs must come from the same function
         self.lora = lora
         self._reference_copy: torch.nn.Module | None = None
@@ -240,7 +241,7 @@ class TransformersPolicy:
             messages = [{"role": "user", "content": content}]
             if self.system_prompt is not None:
                 messages.insert(0, {"role": "system", "content": self.system_prompt})
-            ids = self.tokenizer.apply_chat_template(
+            ids: Any = self.tokenizer.apply_chat_template(
                 messages, tokenize=True, add_generation_prompt=True, enable_thinking=self.enable_thinking
             )
             if isinstance(ids, dict) or hasattr(ids, "keys"):
@@ -346,7 +347,7 @@ class TransformersPolicy:
     def _text_with_offsets(self, response_ids: list[int]) -> tuple[str, list[tuple[int, int]]]:
         """The response prefix plus the decoded text, and each token's character range in it."""
         prefix = self.response_prefix
-        text = self.tokenizer.decode(response_ids, skip_special_tokens=True)
+        text = str(self.tokenizer.decode(response_ids, skip_special_tokens=True))
         offsets, previous = [], 0
         for index in range(1, len(response_ids) + 1):
             length = len(self.tokenizer.decode(response_ids[:index], skip_special_tokens=True))
@@ -438,7 +439,7 @@ class TransformersPolicy:
         else:
             response_ids, mask = _right_pad([list(r) for r in responses], self.pad_token_id, self.device)
         prompt_rows = self.prompt_ids(prompts, contexts)
-        reused = [(0, [])] * len(prompts)
+        reused: list[tuple[int, list[Any]]] = [(0, [])] * len(prompts)
         if reuse_from is not None:
             if len(reuse_from) != len(prompts):
                 raise ValueError(f"got {len(reuse_from)} reuse_from prompts for {len(prompts)} prompts")
@@ -507,8 +508,8 @@ class TransformersPolicy:
 
     def save_pretrained(self, folder: str | os.PathLike[str]) -> None:
         """Saves the model (or the adapter) and the tokenizer in Hugging Face format."""
-        self.model.save_pretrained(folder)
-        self.tokenizer.save_pretrained(folder)
+        self.model.save_pretrained(str(folder))
+        self.tokenizer.save_pretrained(str(folder))
 
 
 def _eos_ids(tokenizer, model) -> set[int]:

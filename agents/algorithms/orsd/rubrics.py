@@ -28,6 +28,7 @@ RubricItem(kind='text', text='Check the drawer before leaving.', args=()))
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -192,6 +193,14 @@ def _rate(trajectories: Sequence[Trajectory], predicate: Callable[[Trajectory], 
     return sum(predicate(t) for t in trajectories) / len(trajectories) if trajectories else 0.0
 
 
+def _contains(sequence: list[str], *, item: str) -> bool:
+    return item in sequence
+
+
+def _mentions(sequence: list[str], *, term: str) -> bool:
+    return any(term in content_terms(action) for action in sequence)
+
+
 def contrastive_rubric_bundles(
     group: TrajectoryGroup,
     *,
@@ -240,12 +249,12 @@ def contrastive_rubric_bundles(
         if family in ("requires", "avoids"):
             source = wins if family == "requires" else losses
             for action in first_seen(source, lambda seq: seq):
-                g = gap(lambda seq, a=action: a in seq)
+                g = gap(functools.partial(_contains, item=action))
                 if (g >= min_gap) if family == "requires" else (g <= -min_gap):
                     scored.append((abs(g), getattr(RubricItem, family)(action)))
         elif family == "mentions":
             for term in first_seen(wins, lambda seq: [t for a in seq for t in content_terms(a)]):
-                g = gap(lambda seq, x=term: any(x in content_terms(a) for a in seq))
+                g = gap(functools.partial(_mentions, term=term))
                 if g >= min_gap:
                     scored.append((g, RubricItem.mentions(term)))
         else:  # order: pairs of distinct actions that successful trajectories run in this order

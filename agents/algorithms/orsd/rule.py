@@ -24,8 +24,9 @@ Example:
 from __future__ import annotations
 
 import functools
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 import torch
@@ -43,6 +44,7 @@ from agents.algorithms.orsd.rubrics import (
 from agents.algorithms.orsd.selection import ALIGNMENT_METRICS, judged_bundle, select_rubric_bundle
 from agents.algorithms.orsd.shaping import SHIFT_NORMALIZATIONS, orsd_token_advantages, shaping_stats
 from agents.algorithms.orsd.verifiers import LMVerifier, LogprobVerifier, ProgrammaticVerifier, Verifier
+from agents.algorithms.privileged.endpoints import CompleteFn
 from agents.algorithms.privileged.options import (
     PrivilegedOptions,
     answer_ids,
@@ -51,7 +53,7 @@ from agents.algorithms.privileged.options import (
     options_from_dict,
     policy_complete,
 )
-from agents.algorithms.privileged.shift import privileged_logprob_shift
+from agents.algorithms.privileged.shift import Placement, privileged_logprob_shift
 from agents.policy.transformers_policy import TransformersPolicy
 from agents.rollout import RolloutBatch
 
@@ -146,7 +148,7 @@ class ORSDCredit(GRPOCredit):
             return contrastive_rubric_bundles(group, families=opts.pattern_families[: opts.num_bundles],
                                               max_items=opts.max_items, min_gap=opts.min_gap)
         if opts.proposer == "endpoint":
-            complete = self.opts.endpoint()
+            complete: CompleteFn = self.opts.endpoint()
         else:
             complete = policy_complete(context.require_policy(), max_new_tokens=opts.lm_max_new_tokens)
         return propose_rubric_bundles(group, complete, num_bundles=opts.num_bundles, max_items=opts.max_items)
@@ -163,12 +165,12 @@ class ORSDCredit(GRPOCredit):
             if not policy.has_reference:
                 raise RuntimeError("verifier='reference' needs a policy that keeps its initial weights "
                                    "(train with lora=True or beta > 0)")
-            score = functools.partial(policy.score, reference=True)
+            score: Callable[..., torch.Tensor] = functools.partial(policy.score, reference=True)
         else:
             if self._local_verifier_policy is None:
                 self._local_verifier_policy = TransformersPolicy(self.opts.verifier_model, max_new_tokens=4)
-            policy = self._local_verifier_policy
-            score = policy.score
+            local = self._local_verifier_policy
+            score, policy = local.score, local
         return LogprobVerifier(score, answer_ids(policy, "yes"), answer_ids(policy, "no"))
 
     # -- the rule ------------------------------------------------------------------------
@@ -213,7 +215,7 @@ class ORSDCredit(GRPOCredit):
         privileged = [rubric_of_trajectory[i] for i in rows]
         shift = privileged_logprob_shift(
             context.score, batch.prompts, batch.response_ids, batch.response_mask, privileged,
-            tasks=[trajectories[i].task for i in rows] if trajectories else None, placement=opts.placement,
+            tasks=[trajectories[i].task for i in rows] if trajectories else None, placement=cast(Placement, opts.placement),
             base_logprobs=None if opts.rescore_without_pi else batch.old_logprobs,
             reuse_prompt_cache=opts.reuse_prompt_cache,
         ) if any(privileged) else torch.zeros(batch.response_ids.shape)

@@ -20,11 +20,11 @@ Example:
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
-from agents.algorithms.privileged.endpoints import OpenAIChatClient
+from agents.algorithms.privileged.endpoints import CompleteFn, OpenAIChatClient
 from agents.algorithms.privileged.shift import PLACEMENTS
 from agents.policy.protocol import Policy
 
@@ -102,16 +102,14 @@ class PrivilegedOptions:
                 ) from None
 
 
-def policy_complete(
-    policy: Policy, *, greedy: bool = False, max_new_tokens: int | None = None
-) -> Callable[[list[str]], list[str]]:
+def policy_complete(policy: Policy, *, greedy: bool = False, max_new_tokens: int | None = None) -> CompleteFn:
     """A ``complete`` function from a policy's ``generate`` (sampling unless ``greedy``).
 
     The policy's action stop strings are switched off (a rubric or guidance list must not end
     at the first ``</action>``) and ``max_new_tokens`` overrides its per-turn limit.
     """
 
-    def complete(prompts: list[str]) -> list[str]:
+    def complete(prompts: Sequence[str]) -> list[str]:
         generations = policy.generate(list(prompts), greedy=greedy, max_new_tokens=max_new_tokens, stop=())
         return [generation.text for generation in generations]
 

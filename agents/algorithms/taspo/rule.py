@@ -27,15 +27,16 @@ Example:
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 import torch
 
 from agentenvs.core.trajectory import Trajectory
 from agents.algorithms.base import CreditContext, CreditResult, register_credit_rule
 from agents.algorithms.grpo import GRPOCredit
+from agents.algorithms.privileged.endpoints import CompleteFn
 from agents.algorithms.privileged.options import PrivilegedOptions, check, is_count, options_from_dict, policy_complete
-from agents.algorithms.privileged.shift import privileged_logprob_shift
+from agents.algorithms.privileged.shift import Placement, privileged_logprob_shift
 from agents.algorithms.taspo.alignment import ANCHOR_MATCHES, align_guidance, render_guidance
 from agents.algorithms.taspo.guidance import Analysis, lm_guidance, raw_trajectory_text, rule_based_guidance
 from agents.algorithms.taspo.weights import trajectory_row_weights, weight_stats, weighted_token_advantages
@@ -114,7 +115,7 @@ class TASPOCredit(GRPOCredit):
         if opts.analyzer == "rule":
             return rule_based_guidance(sources, max_items=opts.max_guidance_items)
         if opts.analyzer == "endpoint":
-            complete = opts.endpoint()
+            complete: CompleteFn = opts.endpoint()
         else:
             complete = policy_complete(context.require_policy(), greedy=True, max_new_tokens=opts.lm_max_new_tokens)
         return lm_guidance(sources, complete, max_items=opts.max_guidance_items)
@@ -128,8 +129,8 @@ class TASPOCredit(GRPOCredit):
         if not sources:
             return [None] * len(target.turns)
         if opts.pi_source == "raw_trajectory":
-            text = raw_trajectory_text(sources[0])
-            return [text if ok else None for ok in valid]
+            raw = raw_trajectory_text(sources[0])
+            return [raw if ok else None for ok in valid]
         key = tuple(id(source) for source in sources)
         if key not in cache:
             cache[key] = self.analyze(sources, context)
@@ -178,7 +179,7 @@ class TASPOCredit(GRPOCredit):
         shift = privileged_logprob_shift(
             context.score, batch.prompts, batch.response_ids, score_mask, to_score,
             tasks=[trajectories[i].task for i in batch.trajectory_index.tolist()] if trajectories else None,
-            placement=opts.placement, base_logprobs=None if opts.rescore_without_pi else batch.old_logprobs,
+            placement=cast(Placement, opts.placement), base_logprobs=None if opts.rescore_without_pi else batch.old_logprobs,
             reuse_prompt_cache=opts.reuse_prompt_cache,
         ) if any(to_score) else torch.zeros(batch.response_ids.shape)
         weights = self.token_weights(batch, advantages, shift, privileged, rows_of)
