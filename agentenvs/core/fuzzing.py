@@ -20,17 +20,21 @@ Example:
 
 from __future__ import annotations
 
+import inspect
+import itertools
 import math
 import random
 import time
 import traceback
+import typing
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 import gymnasium as gym
+from gymnasium.envs.registration import load_env_creator
 
-from agentenvs.core.projection import sanitize_model_text
+from agentenvs.core.projection import PROJECTORS, sanitize_model_text
 
 INFO_TYPES: dict[str, type | tuple[type, ...]] = {
     "task_id": str,
@@ -227,6 +231,36 @@ def check_step(env: gym.Env, raw: Any, result: tuple[Any, ...], *, action_format
     assert not (terminated and truncated), "terminated and truncated at once"
     check_info(info)
     check_span(raw, info["action"], info["action_span"], action_format)
+
+
+def agentenvs_ids() -> list[str]:
+    """The registered env ids whose entry point is in ``agentenvs``, sorted."""
+    return sorted(env_id for env_id, spec in gym.registry.items()
+                  if isinstance(spec.entry_point, str) and spec.entry_point.startswith("agentenvs."))
+
+
+def env_variants(env_id: str) -> list[dict[str, Any]]:
+    """Keyword sets covering every observation mode and action format ``env_id`` accepts.
+
+    Read from the constructor, so a new env or mode is fuzzed without editing a table:
+    ``action_format`` ranges over :data:`~agentenvs.core.projection.PROJECTORS`, and
+    ``observation_mode`` over the values of its ``Literal`` annotation. An env taking
+    neither has one variant, ``{}``.
+
+    >>> import agentenvs
+    >>> env_variants("SearchQA-v0")
+    [{}]
+    """
+    creator = load_env_creator(gym.spec(env_id).entry_point)
+    parameters = inspect.signature(creator).parameters
+    hints = typing.get_type_hints(creator.__init__) if inspect.isclass(creator) else typing.get_type_hints(creator)
+    axes: dict[str, tuple[Any, ...]] = {}
+    modes = typing.get_args(hints.get("observation_mode")) if "observation_mode" in parameters else ()
+    if modes:
+        axes["observation_mode"] = modes
+    if "action_format" in parameters:
+        axes["action_format"] = tuple(PROJECTORS)
+    return [dict(zip(axes, values, strict=True)) for values in itertools.product(*axes.values())]
 
 
 @dataclass

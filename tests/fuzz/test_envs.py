@@ -18,69 +18,67 @@ import gymnasium as gym
 import pytest
 
 import agentenvs  # noqa: F401  (registers the envs)
-from agentenvs.core.fuzzing import check_step, fuzz_env, wrap_action
+from agentenvs.core.fuzzing import agentenvs_ids, check_step, env_variants, fuzz_env, wrap_action
 from agentenvs.core.projection import PROJECTORS
 
-OBSERVATION_MODES = ("text", "text_rich", "html")
+EXTRA_VARIANTS: dict[str, list[dict[str, Any]]] = {"SearchQA-v0": [{"initial_search": True, "reward": "f1"}]}
+"""Settings beyond modes and formats that change what the env echoes."""
+
+QUIET: dict[str, dict[str, Any]] = {"ALFWorld-v0": {"prefetch": False}}
+"""No helper process for ALFWorld: the fuzz replays one game (the first seeded task)."""
 
 VARIANTS: dict[str, list[dict[str, Any]]] = {
-    "SearchQA-v0": [{}, {"initial_search": True, "reward": "f1"}],
-    "WebShop-v0": [{"observation_mode": mode, "action_format": fmt} for mode in OBSERVATION_MODES for fmt in PROJECTORS],
-    # One game (the first seeded task), no prefetch process: ALFWorld's first generation is the slow part.
-    "ALFWorld-v0": [{"action_format": fmt, "prefetch": False} for fmt in PROJECTORS],
+    env_id: [{**variant, **QUIET.get(env_id, {})} for variant in env_variants(env_id) + EXTRA_VARIANTS.get(env_id, [])]
+    for env_id in agentenvs_ids()
 }
 """The settings each env is fuzzed in: every observation mode and action format it supports."""
 
 STEPS = {"SearchQA-v0": 1000, "WebShop-v0": 300, "ALFWorld-v0": 250}
-"""Outputs per variant, sized so the folder runs in about a minute on two cores."""
+"""Outputs per variant, sized so the folder runs in well under a minute on two cores."""
+DEFAULT_STEPS = 300
 
 CASES = [pytest.param(env_id, kwargs, id=f"{env_id}-{'-'.join(map(str, kwargs.values())) or 'default'}")
          for env_id, variants in VARIANTS.items() for kwargs in variants]
-
-
-def agentenvs_ids() -> set[str]:
-    return {env_id for env_id, spec in gym.registry.items()
-            if isinstance(spec.entry_point, str) and spec.entry_point.startswith("agentenvs.")}
 
 
 def make(env_id: str, kwargs: dict[str, Any]) -> tuple[gym.Env, list[str] | None]:
     """The unwrapped env and the tasks to cycle through (ALFWorld: one, to skip game generation)."""
     env = gym.make(env_id, **kwargs).unwrapped
     if env_id != "ALFWorld-v0":
-        return env, None
+        return env, None  # seeded draws over all tasks
     _, info = env.reset(seed=0)
     return env, [info["task_id"]]
 
 
-def test_every_registered_env_is_fuzzed():
-    """A new env id fails here until it has fuzz variants."""
-    assert agentenvs_ids() == set(VARIANTS)
-    for env_id, variants in VARIANTS.items():
-        formats = {kwargs.get("action_format") for kwargs in variants}
-        if "action_format" in gym.spec(env_id).kwargs or len(formats) > 1:
-            assert formats == set(PROJECTORS), env_id
+def test_variants_cover_every_mode_and_format():
+    """The variants read from the constructors: a mode or format missing here is never fuzzed."""
+    assert {"SearchQA-v0", "WebShop-v0", "ALFWorld-v0"} <= set(VARIANTS)
+    shop = {(v["observation_mode"], v["action_format"]) for v in env_variants("WebShop-v0")}
+    assert shop == {(mode, fmt) for mode in ("text", "text_rich", "html") for fmt in PROJECTORS}
+    assert [v["action_format"] for v in env_variants("ALFWorld-v0")] == list(PROJECTORS)
+    assert env_variants("SearchQA-v0") == [{}]  # one format (search_answer), one observation form
 
 
 @pytest.mark.parametrize(("env_id", "kwargs"), CASES)
 def test_hostile_outputs_keep_the_step_contract(env_id: str, kwargs: dict[str, Any]):
+    steps, seed = STEPS.get(env_id, DEFAULT_STEPS), zlib.crc32(repr(kwargs).encode()) % 1000
     env, task_ids = make(env_id, kwargs)
     try:
-        report = fuzz_env(env, steps=STEPS[env_id], seed=zlib.crc32(repr(kwargs).encode()) % 1000, task_ids=task_ids,
-                          raise_errors=True)
+        report = fuzz_env(env, steps=steps, seed=seed, task_ids=task_ids, raise_errors=True)
     finally:
         env.close()
-    assert report.errors == [] and report.steps == STEPS[env_id]
+    assert report.errors == [] and report.steps == steps
     assert report.episodes >= 2, report
-    if env_id == "SearchQA-v0" or kwargs["action_format"] != "search_answer":
+    if env_id == "SearchQA-v0" or kwargs.get("action_format") != "search_answer":
         # The fuzz must get past the front door: some outputs are actions the world accepts.
         # (search_answer turns every output into <search>/<answer>, which shops and games reject.)
-        assert report.valid_actions > STEPS[env_id] // 10, report
+        assert report.valid_actions > steps // 10, report
 
 
 @pytest.mark.parametrize("env_id", sorted(VARIANTS))
 def test_unencodable_characters_never_reach_observations(env_id: str):
     """Regression (all envs): lone surrogates and NUL in valid actions were echoed back unencodable."""
-    kwargs = VARIANTS[env_id][0] if env_id != "WebShop-v0" else {"observation_mode": "html"}
+    kwargs = next((v for v in VARIANTS[env_id] if v.get("observation_mode") == "html"), VARIANTS[env_id][0])
     env, task_ids = make(env_id, kwargs)
     action_format = env.action_format
     try:
