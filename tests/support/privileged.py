@@ -60,15 +60,7 @@ class CharScorer:
                 out[row, position] = self.rule(prompt, int(responses[row, position]), position)
         return out
 
-    def score(
-        self,
-        prompts: Sequence[str],
-        responses: torch.Tensor,
-        contexts: Sequence[str | None] | None = None,
-        *,
-        response_mask: torch.Tensor | None = None,
-    ) -> torch.Tensor:
-        return self(prompts, responses, contexts, response_mask=response_mask)
+    score = __call__
 
 
 def default_prompt(task: str, observation: str) -> str:
