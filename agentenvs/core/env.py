@@ -200,6 +200,7 @@ class TextEnv(gym.Env[str, str]):
         return task_id in self.task_ids
 
     def _info(self, *, action_valid: bool, projection: Projection | None, extra: dict[str, Any]) -> dict[str, Any]:
+        assert self._task_id is not None, "info is built after reset() only"
         admissible = self._admissible_actions() if not self._done else None
         span = projection.span if projection is not None and projection.valid else None
         info: dict[str, Any] = {

@@ -251,7 +251,10 @@ def env_variants(env_id: str) -> list[dict[str, Any]]:
     >>> env_variants("SearchQA-v0")
     [{}]
     """
-    creator = load_env_creator(gym.spec(env_id).entry_point)
+    entry_point = gym.spec(env_id).entry_point
+    creator = load_env_creator(entry_point) if isinstance(entry_point, str) else entry_point
+    if creator is None:
+        return [{}]
     parameters = inspect.signature(creator).parameters
     hints = typing.get_type_hints(creator.__init__) if inspect.isclass(creator) else typing.get_type_hints(creator)
     axes: dict[str, tuple[Any, ...]] = {}
@@ -308,7 +311,8 @@ def fuzz_env(
     report = FuzzReport()
     begin = time.perf_counter()
     done = True
-    observation, info = "", {}
+    observation: str = ""
+    info: dict[str, Any] = {}
     for index in range(steps):
         if done:
             options = {"task_id": task_ids[report.episodes % len(task_ids)]} if task_ids else None

@@ -9,7 +9,7 @@ to ``max_length`` characters and stays sample-able for ``check_env``.
 from __future__ import annotations
 
 import string
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 import numpy as np
@@ -72,7 +72,7 @@ class TextSpace(Space[str]):
         """Whether ``x`` is a ``str`` no longer than ``max_length``."""
         return isinstance(x, str) and len(x) <= self.max_length
 
-    def to_jsonable(self, sample_n: Sequence[str]) -> list[str]:
+    def to_jsonable(self, sample_n: Iterable[str]) -> list[str]:
         """Strings are already JSON values."""
         return list(sample_n)
 
