@@ -19,6 +19,9 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
+
+from agentenvs.core.checks import is_integer
 
 TASK_TYPES: tuple[str, ...] = (
     "pick_and_place_simple",
@@ -56,17 +59,27 @@ class GameRecord:
     task_type: str
 
 
-def normalize_task_types(task_types: Iterable[str | int] | None) -> tuple[str, ...]:
-    """Task type names from names or ALFWorld's 1-based ids (None means all six)."""
+def normalize_task_types(task_types: Iterable[str | int] | str | int | None) -> tuple[str, ...]:
+    """Task type names from names or ALFWorld's 1-based ids (None means all six).
+
+    Raises:
+        TypeError: for something that is neither a name, an id nor a sequence of them.
+        ValueError: for an unknown name or id, or no task type at all.
+    """
     if task_types is None:
         return TASK_TYPES
-    if isinstance(task_types, (str, int)):
-        task_types = [task_types]
+    items: Iterable[Any]
+    if isinstance(task_types, str) or is_integer(task_types):
+        items = [task_types]
+    elif isinstance(task_types, Iterable):
+        items = task_types
+    else:
+        raise TypeError(f"task_types: expected task type names or ids 1-6 (one or a sequence), got {task_types!r}")
     names = []
-    for task_type in task_types:
-        if isinstance(task_type, int) and not isinstance(task_type, bool) and 1 <= task_type <= len(TASK_TYPES):
-            names.append(TASK_TYPES[task_type - 1])
-        elif task_type in TASK_TYPES:
+    for task_type in items:
+        if is_integer(task_type) and 1 <= int(task_type) <= len(TASK_TYPES):
+            names.append(TASK_TYPES[int(task_type) - 1])
+        elif isinstance(task_type, str) and task_type in TASK_TYPES:
             names.append(task_type)
         else:
             raise ValueError(f"task_types: unknown task type {task_type!r}; use ids 1-6 or one of {list(TASK_TYPES)}")

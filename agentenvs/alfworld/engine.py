@@ -40,6 +40,7 @@ from textworld.core import GameState
 from textworld.envs.pddl import PddlEnv, textgen
 from textworld.envs.pddl import logic as pddl_logic
 from textworld.envs.wrappers import Filter
+from textworld.utils import check_flag
 
 
 @lru_cache(maxsize=4096)
@@ -242,10 +243,10 @@ class _PddlState(pddl_logic.PddlState):
         translation = translations.get(logic.domain, pddl_problem)
         self._translations = translations
         self._replan_loaded = False
-        self._facts = defaultdict(set)
-        self._vars_by_name = {}
-        self._vars_by_type = defaultdict(set)
-        self._var_counts = Counter()
+        self._facts: defaultdict[str, set[Any]] = defaultdict(set)
+        self._vars_by_name: dict[str, Any] = {}
+        self._vars_by_type: defaultdict[str, set[Any]] = defaultdict(set)
+        self._var_counts: Counter[str] = Counter()
         self._logic = logic
         self.downward_lib = downward_lib
         self.pddl_problem = pddl_problem
@@ -279,12 +280,24 @@ class _PddlState(pddl_logic.PddlState):
     def _proposition(self, name: str, args: Any) -> Any:
         return textworld.logic.Proposition(name, [textworld.logic.Variable(a, self.name2type[a]) for a in args])
 
-    def replan(self, infos: Any) -> list[str]:
+    def plan_operators(self) -> list[str]:
+        """The planner's grounded PDDL operators from the current state ([] if none).
+
+        TextWorld's ``replan`` without its last step (naming the operators' objects), so
+        that a plan found on one problem can be written with another game's names.
+        """
         if not self._replan_loaded:
             optimized = self._translations.get(self._logic.domain, self.pddl_problem, optimize=True)
             self.downward_lib.load_sas_replan(optimized.sas.encode("utf-8"))
             self._replan_loaded = True
-        return super().replan(infos)
+        if not self.downward_lib.replan(check_flag("TW_PDDL_DEBUG")):
+            return []
+        operators = (fast_downward.Operator * self.downward_lib.get_last_plan_length())()
+        self.downward_lib.get_last_plan(operators)
+        return [operator.name for operator in operators]
+
+    def replan(self, infos: Any) -> list[str]:
+        return self.plan_to_templated_actions(self.plan_operators(), infos)
 
 
 class _CachedPddlEnv(PddlEnv):
@@ -381,8 +394,22 @@ class AlfredEngine:
         return self._pddl.walkthrough
 
     def plan(self) -> list[str]:
-        """The planner's commands from the current state to the goal ([] if none)."""
+        """The planner's commands from the current state to the goal ([] if none).
+
+        The planner is a blind (uniform-cost) search with no time or memory bound: on a
+        large game it may run for minutes and take gigabytes. The generator therefore
+        plans on a reduced problem, in a bounded child process
+        (:mod:`agentenvs.alfworld.verifier`).
+        """
         return self._pddl._pddl_state.replan(self._pddl._entity_infos)
+
+    def plan_operators(self) -> list[str]:
+        """The planner's grounded PDDL operators (``"pickupobject agent1 loc_... mug_... "``)."""
+        return self._pddl._pddl_state.plan_operators()
+
+    def commands(self, operators: list[str]) -> list[str]:
+        """``operators`` (of any problem over this game's objects) as this game's commands."""
+        return self._pddl._pddl_state.plan_to_templated_actions(list(operators), self._pddl._entity_infos)
 
     @staticmethod
     def can_prefetch() -> bool:
@@ -401,7 +428,7 @@ class AlfredEngine:
         if self._pool is False or not self.can_prefetch():
             return
         try:
-            if self._pool is None:
+            if not isinstance(self._pool, ProcessPoolExecutor):
                 self._pool = ProcessPoolExecutor(max_workers=1, mp_context=multiprocessing.get_context("fork"))
             self._translations.pending = self._pool.submit(_translate_game_file, str(game_file))
             self._pending_file = str(game_file)
@@ -411,7 +438,7 @@ class AlfredEngine:
 
     def close(self) -> None:
         """Stops the prefetch process, if any."""
-        if self._pool:
+        if isinstance(self._pool, ProcessPoolExecutor):
             self._pool.shutdown(wait=False, cancel_futures=True)
             self._pool = None
         self._translations.pending = None

@@ -32,13 +32,15 @@ from pathlib import Path
 from typing import Any
 
 from agentenvs.alfworld.data import (
+    SPLIT_FOLDERS,
     GameRecord,
     find_games,
     normalize_task_types,
     read_task_sentence,
-    split_folder,
 )
+from agentenvs.core.checks import check_bool, check_choice, check_float, check_int, check_path
 from agentenvs.core.env import Outcome, TextEnv
+from agentenvs.core.paths import data_folder
 
 DATA_ENV_VAR = "ALFWORLD_DATA"
 
@@ -54,8 +56,14 @@ class ALFWorldEnv(TextEnv):
         task_types: Names or ALFWorld's ids 1-6 of the task types to play (default all).
         source: ``"data"``, ``"generated"`` or None (data when a path is known).
         num_generated_games: Size of the generated game pool.
-        generator_seed: Seed of the generated pool (same seed, same games).
-        cache_dir: Where generated games are written (default ``~/.cache/agentenvs``).
+        generator_seed: Seed of the generated pool, >= 0 (same seed, same games).
+        cache_dir: Where generated games are written (default ``$AGENTENVS_CACHE`` or
+            ``~/.cache/agentenvs``).
+        planner_time_limit_s: Wall-clock seconds the verification of one generated
+            game may take before the draw is rejected (a safety net: see
+            :mod:`agentenvs.alfworld.generator`).
+        planner_memory_limit_mb: Memory (MiB) the verification of one generated game
+            may add before the draw is rejected.
         reward_on_win: Reward of the step that wins.
         max_turns: Steps before truncation (ALFWorld's evaluations use 50).
         action_format: How raw model output becomes a command (default ``"raw"``).
@@ -78,6 +86,8 @@ class ALFWorldEnv(TextEnv):
         num_generated_games: int = 256,
         generator_seed: int = 0,
         cache_dir: str | os.PathLike[str] | None = None,
+        planner_time_limit_s: float = 20.0,
+        planner_memory_limit_mb: int = 1024,
         reward_on_win: float = 1.0,
         max_turns: int = 50,
         action_format: str = "raw",
@@ -87,44 +97,55 @@ class ALFWorldEnv(TextEnv):
         render_mode: str | None = None,
     ) -> None:
         super().__init__(max_turns=max_turns, action_format=action_format, render_mode=render_mode)
-        split_folder(split)  # validates the split name
-        self.split = split
-        self.task_types = normalize_task_types(task_types)
+        owner = type(self).__name__
+        self.split = check_choice(owner, "split", split, (*SPLIT_FOLDERS, *SPLIT_FOLDERS.values()))
+        data_path = check_path(owner, "data_path", data_path)
+        try:
+            self.task_types = normalize_task_types(task_types)
+        except (TypeError, ValueError) as error:  # its message names task_types; ours names the env too
+            raise type(error)(f"{owner}: {error}") from None
+        source = check_choice(owner, "source", source, (None, "data", "generated"))
+        num_generated_games = check_int(owner, "num_generated_games", num_generated_games, minimum=1)
+        generator_seed = check_int(owner, "generator_seed", generator_seed, minimum=0)
+        cache_dir = check_path(owner, "cache_dir", cache_dir)
+        planner_time_limit_s = check_float(
+            owner, "planner_time_limit_s", planner_time_limit_s, minimum=0.0, min_inclusive=False
+        )
+        planner_memory_limit_mb = check_int(owner, "planner_memory_limit_mb", planner_memory_limit_mb, minimum=64)
+        self.reward_on_win = check_float(owner, "reward_on_win", reward_on_win)
+        self.expert_plan = check_bool(owner, "expert_plan", expert_plan)
+        self._prefetch = check_bool(owner, "prefetch", prefetch)
+        self._translation_cache_size = check_int(owner, "translation_cache_size", translation_cache_size, minimum=0)
+        if source == "generated" and data_path is not None:
+            raise ValueError(f"{owner}: data_path needs source='data' or None; source='generated' reads no files")
         if data_path is None and source != "generated":
             # ``import alfworld`` creates and exports $ALFWORLD_DATA (~/.cache/alfworld) even
             # when nothing was downloaded: only a folder holding json_2.1.1 counts as data.
-            from_env = os.environ.get(DATA_ENV_VAR)
-            if from_env and (
-                source == "data" or (Path(os.path.expandvars(from_env)).expanduser() / "json_2.1.1").is_dir()
-            ):
+            from_env = data_folder(None, DATA_ENV_VAR)
+            if from_env is not None and (source == "data" or (from_env / "json_2.1.1").is_dir()):
                 data_path = from_env
         if source is None:
             source = "data" if data_path is not None else "generated"
-        if source not in ("data", "generated"):
-            raise ValueError(f"source must be 'data', 'generated' or None, got {source!r}")
         if source == "data" and data_path is None:
-            raise ValueError(f"source='data' needs data_path or ${DATA_ENV_VAR}")
-        if num_generated_games < 1:
-            raise ValueError(f"num_generated_games must be >= 1, got {num_generated_games}")
-        if translation_cache_size < 0:
-            raise ValueError(f"translation_cache_size must be >= 0, got {translation_cache_size}")
+            raise ValueError(f"{owner}: source='data' needs data_path or ${DATA_ENV_VAR}")
         self.source = source
-        self.reward_on_win = float(reward_on_win)
-        self.expert_plan = bool(expert_plan)
-        if source == "data":
+        if data_path is not None:
             self._games: dict[str, GameRecord] = {g.task_id: g for g in find_games(data_path, split, self.task_types)}
             self._generated = None
         else:
             from agentenvs.alfworld.generator import GeneratedGames
+            from agentenvs.alfworld.verifier import PlannerLimits
 
             self._generated = GeneratedGames(
-                seed=generator_seed, count=num_generated_games, task_types=self.task_types, cache_dir=cache_dir
+                seed=generator_seed,
+                count=num_generated_games,
+                task_types=self.task_types,
+                cache_dir=cache_dir,
+                planner_limits=PlannerLimits(planner_time_limit_s, planner_memory_limit_mb),
             )
             self._games = {g.task_id: g for g in self._generated.records}
         self._task_ids = tuple(self._games)
-        self._translation_cache_size = translation_cache_size
         self._engine = None  # built on first reset, so constructing and pickling stay cheap
-        self._prefetch = bool(prefetch)
         self._task_sentences: dict[str, str] = {}
         self._admissible: list[str] = []
         self._walkthrough: list[str] = []
@@ -163,7 +184,7 @@ class ALFWorldEnv(TextEnv):
         observation, _, done, infos = engine.step(action)
         self._admissible = list(infos["admissible_commands"])
         won = bool(infos["won"])
-        extra = self._extra(self._task_id, step=self._turn, done=won)
+        extra = self._extra(str(self._task_id), step=self._turn, done=won)
         if not valid:
             extra["error"] = f"{action.strip()!r} is not an admissible command"
         return Outcome(
@@ -179,9 +200,11 @@ class ALFWorldEnv(TextEnv):
         return list(self._admissible)
 
     def close(self) -> None:
-        """Stops the engine's prefetch process."""
+        """Stops the engine's prefetch process and the generator's planner process."""
         if self._engine is not None:
             self._engine.close()
+        if self._generated is not None:
+            self._generated.close()
         super().close()
 
     # -- helpers ----------------------------------------------------------------------
