@@ -16,9 +16,10 @@ import time
 import gymnasium as gym
 
 import agentenvs  # noqa: F401  (registers SearchQA-v0)
-from agentenvs.searchqa.scripted import NoSearchAgent, OracleAgent, TopTitleAgent, play_episodes
+from agentenvs.searchqa.env import SearchQAEnv
+from agentenvs.searchqa.scripted import NoSearchAgent, OracleAgent, ScriptedAgent, TopTitleAgent, play_episodes
 
-AGENTS = {"oracle": OracleAgent, "top-title": TopTitleAgent, "no-search": NoSearchAgent}
+AGENTS: dict[str, type[ScriptedAgent]] = {"oracle": OracleAgent, "top-title": TopTitleAgent, "no-search": NoSearchAgent}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -39,7 +40,8 @@ def main(argv: list[str] | None = None) -> int:
     if args.split is not None:
         kwargs["split"] = args.split
     env = gym.make("SearchQA-v0", **kwargs)
-    print(f"SearchQA-v0 dataset={args.dataset} tasks={len(env.unwrapped.task_ids)} episodes={args.episodes}")
+    searchqa: SearchQAEnv = env.unwrapped  # type: ignore[assignment]  # gym.make's return type is the generic Env
+    print(f"SearchQA-v0 dataset={args.dataset} tasks={len(searchqa.task_ids)} episodes={args.episodes}")
     for name in args.agents:
         start = time.perf_counter()
         results = play_episodes(env, AGENTS[name](), episodes=args.episodes, seed=args.seed)

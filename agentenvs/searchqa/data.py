@@ -112,6 +112,8 @@ def load_nq_open(path: str | os.PathLike[str]) -> list[QAExample]:
         answers = record.get("golden_answers", record.get("answer"))
         if isinstance(answers, str):
             answers = [answers]
+        if not isinstance(answers, list):
+            raise ValueError(f"{path}: record {index} has no 'golden_answers' or 'answer' list")
         examples.append(
             QAExample(
                 id=str(record.get("id", f"nq-{index}")),

@@ -155,6 +155,7 @@ def generate_knowledge_base(
     for city in cities:
         ask("1hop", f"In which country is {city}?", city_country[city], city)
     for country in countries:
-        if capital[country]:
-            ask("1hop", f"What is the capital of {country}?", capital[country], country)
+        country_capital = capital[country]
+        if country_capital:
+            ask("1hop", f"What is the capital of {country}?", country_capital, country)
     return KnowledgeBase(passages=passages, questions=questions)

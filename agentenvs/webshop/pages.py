@@ -134,8 +134,8 @@ def page_pieces(page: Page) -> list[tuple[str, str]]:
         if page.page_number > 1:
             pieces.append(("prev", PREV_PAGE))
         pieces.append(("next", NEXT_PAGE))
-        for product in page.products:
-            pieces += [("product", product.asin), ("text", product.title), ("text", product.price_tag)]
+        for listed in page.products:
+            pieces += [("product", listed.asin), ("text", listed.title), ("text", listed.price_tag)]
         return [(role, text) for role, text in pieces if text.strip()]
     product = page.product
     assert product is not None
@@ -259,11 +259,11 @@ def page_html(page: Page) -> str:
             if page.page_number > 1:
                 body.append(_button(results_url(sid, page.keywords, page.page_number - 1), PREV_PAGE))
             body.append(_button(results_url(sid, page.keywords, page.page_number + 1), NEXT_PAGE))
-            for product in page.products:
-                link = item_url(sid, product.asin, page.keywords, page.page_number, {})
+            for listed in page.products:
+                link = item_url(sid, listed.asin, page.keywords, page.page_number, {})
                 body.append(
-                    f'<div class="product"><h4><a class="product-link" href="{escape(link)}">{escape(product.asin)}</a></h4>'
-                    f'<h4 class="product-title">{escape(product.title)}</h4><h5 class="product-price">{escape(product.price_tag)}</h5></div>'
+                    f'<div class="product"><h4><a class="product-link" href="{escape(link)}">{escape(listed.asin)}</a></h4>'
+                    f'<h4 class="product-title">{escape(listed.title)}</h4><h5 class="product-price">{escape(listed.price_tag)}</h5></div>'
                 )
         else:
             product = page.product

@@ -110,7 +110,7 @@ class Reward:
         return asdict(self)
 
 
-def _field(record: Product | Mapping[str, Any], name: str) -> Any:
+def _field(record: Product | Goal | Mapping[str, Any], name: str) -> Any:
     """Reads a product/goal field from our dataclasses or from the original's dicts."""
     if isinstance(record, Mapping):
         return record[name]
