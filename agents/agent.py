@@ -92,7 +92,8 @@ class GRPOAgent:
         record = self.trainer.learn(total_steps)
         if plot:
             plot_learning_curve(
-                self.output_dir / METRICS_FILE, self.output_dir / "learning_curve.png",
+                self.output_dir / METRICS_FILE,
+                self.output_dir / "learning_curve.png",
                 title=f"{self.title} · {self.model_name} · {self.env_id}",
             )
         return record

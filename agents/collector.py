@@ -179,7 +179,9 @@ class Collector:
                 action_span = None
                 token_span = None
                 if valid and span is not None:
-                    start, end = (span["start"], span["end"]) if isinstance(span, dict) else (int(span[0]), int(span[1]))
+                    start, end = (
+                        (span["start"], span["end"]) if isinstance(span, dict) else (int(span[0]), int(span[1]))
+                    )
                     token_span = generation.token_span(start, end)
                     action_span = ActionSpan(start, end).with_tokens(*token_span)
                 env_reward = float(rewards[i])

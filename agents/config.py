@@ -136,8 +136,17 @@ class GRPOConfig:
         def fail(name: str, requirement: str) -> None:
             raise ValueError(f"GRPOConfig.{name} must be {requirement}, got {getattr(self, name)!r}")
 
-        for name in ("num_groups", "group_size", "max_new_tokens", "num_iterations", "mini_batches",
-                     "micro_batch_size", "eval_episodes", "lora_rank", "lora_alpha"):
+        for name in (
+            "num_groups",
+            "group_size",
+            "max_new_tokens",
+            "num_iterations",
+            "mini_batches",
+            "micro_batch_size",
+            "eval_episodes",
+            "lora_rank",
+            "lora_alpha",
+        ):
             if not isinstance(getattr(self, name), int) or getattr(self, name) < 1:
                 fail(name, "an integer >= 1")
         for name in ("history_length", "warmup_steps", "eval_every", "save_every"):

@@ -110,9 +110,14 @@ class Trainer:
         self.env_kwargs = env_kwargs
         self.eval_env_kwargs = {**default_eval_env_kwargs(env_id, env_kwargs), **config.eval_env_kwargs}
         self.collector = Collector(
-            policy, env_id, num_groups=config.num_groups, group_size=config.group_size,
-            prompt_builder=self.prompt_builder, invalid_action_penalty=config.invalid_action_penalty,
-            env_kwargs=env_kwargs, progress=config.progress,
+            policy,
+            env_id,
+            num_groups=config.num_groups,
+            group_size=config.group_size,
+            prompt_builder=self.prompt_builder,
+            invalid_action_penalty=config.invalid_action_penalty,
+            env_kwargs=env_kwargs,
+            progress=config.progress,
         )
         self._eval_collector: Collector | None = None
         self.optimizer = torch.optim.AdamW(
@@ -320,8 +325,13 @@ class Trainer:
             if self._eval_collector is not None:
                 self._eval_collector.close()
             self._eval_collector = Collector(
-                self.policy, self.env_id, num_groups=episodes, group_size=1, prompt_builder=self.prompt_builder,
-                invalid_action_penalty=self.config.invalid_action_penalty, env_kwargs=self.eval_env_kwargs,
+                self.policy,
+                self.env_id,
+                num_groups=episodes,
+                group_size=1,
+                prompt_builder=self.prompt_builder,
+                invalid_action_penalty=self.config.invalid_action_penalty,
+                env_kwargs=self.eval_env_kwargs,
                 progress=self.config.progress,
             )
         return self._eval_collector
@@ -342,8 +352,16 @@ class Trainer:
                 if key != "step" and isinstance(value, (int, float)) and math.isfinite(value):
                     self._writer.add_scalar(key, value, record["step"])
         shown = [f"step {record['step']}"]
-        for key in ("train/success_rate", "train/mean_reward", "train/invalid_rate", "loss",
-                    "eval/success_rate", "eval/invalid_rate", "time/collect_s", "time/update_s"):
+        for key in (
+            "train/success_rate",
+            "train/mean_reward",
+            "train/invalid_rate",
+            "loss",
+            "eval/success_rate",
+            "eval/invalid_rate",
+            "time/collect_s",
+            "time/update_s",
+        ):
             if key in record:
                 shown.append(f"{key.split('/')[-1] if key.startswith('time/') else key}={record[key]:.3g}")
         print(" | ".join(shown), flush=True)

@@ -32,9 +32,16 @@ def qwen3_1p7b_config(vocab_size: int):
     from transformers import Qwen3Config
 
     return Qwen3Config(
-        vocab_size=vocab_size, hidden_size=2048, intermediate_size=6144, num_hidden_layers=28,
-        num_attention_heads=16, num_key_value_heads=8, head_dim=128, max_position_embeddings=40960,
-        tie_word_embeddings=True, rope_theta=1_000_000.0,
+        vocab_size=vocab_size,
+        hidden_size=2048,
+        intermediate_size=6144,
+        num_hidden_layers=28,
+        num_attention_heads=16,
+        num_key_value_heads=8,
+        head_dim=128,
+        max_position_embeddings=40960,
+        tie_word_embeddings=True,
+        rope_theta=1_000_000.0,
     )
 
 
@@ -81,21 +88,32 @@ def main() -> None:
     batch, prompt_len, new = args.batch_size, args.prompt_tokens, args.new_tokens
     with tempfile.TemporaryDirectory() as folder:
         build_model_folder(folder)
-        policy = TransformersPolicy(folder, dtype="bfloat16", device="cuda", max_new_tokens=new, seed=0,
-                                    score_batch_size=batch)
+        policy = TransformersPolicy(
+            folder, dtype="bfloat16", device="cuda", max_new_tokens=new, seed=0, score_batch_size=batch
+        )
     policy.eos_token_ids = {-1}  # decode exactly `new` tokens everywhere
     model = policy.model
     params = sum(p.numel() * p.element_size() for p in model.parameters())
-    print(f"{torch.cuda.get_device_name()} | Qwen3-1.7B-shaped, {params / 2**30:.2f} GiB bf16 | "
-          f"batch {batch}, prompt {prompt_len}, {new} new tokens")
+    print(
+        f"{torch.cuda.get_device_name()} | Qwen3-1.7B-shaped, {params / 2**30:.2f} GiB bf16 | "
+        f"batch {batch}, prompt {prompt_len}, {new} new tokens"
+    )
     generator = torch.Generator(device="cuda").manual_seed(0)
     input_ids = torch.randint(0, 150000, (batch, prompt_len), device="cuda", generator=generator)
     attention_mask = torch.ones_like(input_ids)
 
     def hf_generate(**kwargs):
         with torch.no_grad():
-            model.generate(input_ids=input_ids, attention_mask=attention_mask, max_new_tokens=new,
-                           min_new_tokens=new, do_sample=True, top_k=0, top_p=1.0, **kwargs)
+            model.generate(
+                input_ids=input_ids,
+                attention_mask=attention_mask,
+                max_new_tokens=new,
+                min_new_tokens=new,
+                do_sample=True,
+                top_k=0,
+                top_p=1.0,
+                **kwargs,
+            )
 
     def per_step(seconds_total: float, seconds_prefill: float) -> float:
         return (seconds_total - seconds_prefill) / (new - 1) * 1e3
@@ -106,15 +124,18 @@ def main() -> None:
     if not args.skip_compile:
         model.forward = torch.compile(model.forward, mode="reduce-overhead", fullgraph=False)
         static = cuda_time(lambda: hf_generate(cache_implementation="static"))
-        static_prefill = cuda_time(lambda: hf_generate(cache_implementation="static", max_new_tokens=1,
-                                                       min_new_tokens=1))
+        static_prefill = cuda_time(
+            lambda: hf_generate(cache_implementation="static", max_new_tokens=1, min_new_tokens=1)
+        )
         print(f"HF generate, static cache + compile : {per_step(static, static_prefill):7.2f} ms/step")
         model.forward = model.__class__.forward.__get__(model)
 
     rows = [[int(t) for t in row] for row in input_ids.tolist()]
-    for label, decoder in (("dynamic", make_decoder(model)),
-                           ("static", make_decoder(model, DecodeSettings("static"))),
-                           ("static + compile", make_decoder(model, DecodeSettings("static", compile_decode=True)))):
+    for label, decoder in (
+        ("dynamic", make_decoder(model)),
+        ("static", make_decoder(model, DecodeSettings("static"))),
+        ("static + compile", make_decoder(model, DecodeSettings("static", compile_decode=True))),
+    ):
         policy.decoder = decoder
         ours_prefill = cuda_time(lambda: policy._decode(rows, 1, False, ()))
         ours = cuda_time(lambda: policy._decode(rows, new, False, ()))
@@ -129,9 +150,11 @@ def main() -> None:
             policy.token_logprobs(input_ids, attention_mask, response, response_mask)
 
     seconds = cuda_time(score)
-    print(f"scoring (teacher forcing)           : {batch * (prompt_len + new) / seconds:,.0f} tokens/s "
-          f"({batch * new / seconds:,.0f} response tokens/s), peak memory "
-          f"{torch.cuda.max_memory_allocated() / 2**30:.1f} GiB")
+    print(
+        f"scoring (teacher forcing)           : {batch * (prompt_len + new) / seconds:,.0f} tokens/s "
+        f"({batch * new / seconds:,.0f} response tokens/s), peak memory "
+        f"{torch.cuda.max_memory_allocated() / 2**30:.1f} GiB"
+    )
 
 
 if __name__ == "__main__":

@@ -57,26 +57,42 @@ def benchmark(model: str, batch_size: int, new_tokens: int, repeats: int) -> Non
     def hf_generate():
         with torch.no_grad():
             policy.model.generate(
-                input_ids=input_ids, attention_mask=attention_mask, max_new_tokens=new_tokens,
-                min_new_tokens=new_tokens, do_sample=True, top_p=1.0, top_k=0, temperature=1.0,
+                input_ids=input_ids,
+                attention_mask=attention_mask,
+                max_new_tokens=new_tokens,
+                min_new_tokens=new_tokens,
+                do_sample=True,
+                top_p=1.0,
+                top_k=0,
+                temperature=1.0,
                 pad_token_id=policy.pad_token_id,
             )
 
     baseline = timed(hf_generate, repeats)
-    print(f"[{model}] rollout  batch {batch_size} x {new_tokens} new tokens: ours {tokens / ours:8.1f} tok/s, "
-          f"HF generate {tokens / baseline:8.1f} tok/s, ratio {baseline / ours:.2f}x (>1: ours faster)")
+    print(
+        f"[{model}] rollout  batch {batch_size} x {new_tokens} new tokens: ours {tokens / ours:8.1f} tok/s, "
+        f"HF generate {tokens / baseline:8.1f} tok/s, ratio {baseline / ours:.2f}x (>1: ours faster)"
+    )
     dynamic_decoder, policy.decoder = policy.decoder, make_decoder(policy.model, DecodeSettings("static"))
     static = timed(lambda: policy.generate(prompts), repeats)
     policy.decoder = dynamic_decoder
-    print(f"[{model}] rollout  static cache {tokens / static:8.1f} tok/s vs dynamic {tokens / ours:8.1f} tok/s, "
-          f"ratio {ours / static:.2f}x (>1: static faster)")
+    print(
+        f"[{model}] rollout  static cache {tokens / static:8.1f} tok/s vs dynamic {tokens / ours:8.1f} tok/s, "
+        f"ratio {ours / static:.2f}x (>1: static faster)"
+    )
 
     generations = policy.generate(prompts)
-    rows = [RolloutRow(g.prompt, g.prompt_ids, g.response_ids, g.logprobs, None, i, 0, i // 4, 0.0, True)
-            for i, g in enumerate(generations)]
-    batch = RolloutBatch.from_rows(rows, trajectory_rewards=[0.0] * len(rows), trajectory_success=[False] * len(rows),
-                                   trajectory_group_ids=[i // 4 for i in range(len(rows))],
-                                   pad_token_id=policy.pad_token_id)
+    rows = [
+        RolloutRow(g.prompt, g.prompt_ids, g.response_ids, g.logprobs, None, i, 0, i // 4, 0.0, True)
+        for i, g in enumerate(generations)
+    ]
+    batch = RolloutBatch.from_rows(
+        rows,
+        trajectory_rewards=[0.0] * len(rows),
+        trajectory_success=[False] * len(rows),
+        trajectory_group_ids=[i // 4 for i in range(len(rows))],
+        pad_token_id=policy.pad_token_id,
+    )
     advantages = torch.randn(batch.response_ids.shape, generator=torch.Generator().manual_seed(0))
 
     def update():
@@ -87,8 +103,10 @@ def benchmark(model: str, batch_size: int, new_tokens: int, repeats: int) -> Non
 
     seconds = timed(update, repeats)
     scored = batch.num_tokens + int(batch.prompt_mask.sum())
-    print(f"[{model}] update   {batch.num_tokens} response tokens ({scored} with prompts): "
-          f"{batch.num_tokens / seconds:8.1f} response tok/s, {scored / seconds:8.1f} total tok/s")
+    print(
+        f"[{model}] update   {batch.num_tokens} response tokens ({scored} with prompts): "
+        f"{batch.num_tokens / seconds:8.1f} response tok/s, {scored / seconds:8.1f} total tok/s"
+    )
 
     with torch.no_grad():
         logits = torch.randn(batch_size, new_tokens, policy.model.config.vocab_size)
@@ -96,9 +114,11 @@ def benchmark(model: str, batch_size: int, new_tokens: int, repeats: int) -> Non
     chunked = timed(lambda: selective_logprobs(logits, labels, chunk_size=256), repeats)
     full = timed(lambda: torch.log_softmax(logits, -1).gather(-1, labels[..., None]), repeats)
     extra_mib = logits.numel() * 4 / 2**20
-    print(f"[{model}] log-probs over [{batch_size}, {new_tokens}, {logits.shape[-1]}] logits: chunked {chunked * 1e3:.1f} ms "
-          f"vs full log_softmax {full * 1e3:.1f} ms (ratio {full / chunked:.2f}x); the full one allocates "
-          f"{extra_mib:.0f} MiB more")
+    print(
+        f"[{model}] log-probs over [{batch_size}, {new_tokens}, {logits.shape[-1]}] logits: chunked {chunked * 1e3:.1f} ms "
+        f"vs full log_softmax {full * 1e3:.1f} ms (ratio {full / chunked:.2f}x); the full one allocates "
+        f"{extra_mib:.0f} MiB more"
+    )
 
 
 def main() -> None:

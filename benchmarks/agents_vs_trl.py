@@ -39,9 +39,17 @@ def length_reward(lengths: list[int]) -> list[float]:
 
 
 def ours(model_path: str, num_prompts: int, group_size: int, new_tokens: int, steps: int) -> list[float]:
-    config = GRPOConfig(num_groups=num_prompts, group_size=group_size, max_new_tokens=new_tokens, loss_type="dapo",
-                        micro_batch_size=num_prompts * group_size, learning_rate=1e-6, output_dir=tempfile.mkdtemp(),
-                        tensorboard=False, progress=False)
+    config = GRPOConfig(
+        num_groups=num_prompts,
+        group_size=group_size,
+        max_new_tokens=new_tokens,
+        loss_type="dapo",
+        micro_batch_size=num_prompts * group_size,
+        learning_rate=1e-6,
+        output_dir=tempfile.mkdtemp(),
+        tensorboard=False,
+        progress=False,
+    )
     policy = TransformersPolicy(model_path, max_new_tokens=new_tokens, seed=0)
     policy.eos_token_ids = {-1}
     trainer = Trainer(policy, "SearchQA-v0", config)  # the env is unused: we feed the batch ourselves
@@ -52,11 +60,19 @@ def ours(model_path: str, num_prompts: int, group_size: int, new_tokens: int, st
         start = time.perf_counter()
         generations = policy.generate(prompts)
         rewards = length_reward([len(g.text) for g in generations])
-        rows = [RolloutRow(g.prompt, g.prompt_ids, g.response_ids, g.logprobs, None, i, 0, i // group_size,
-                           rewards[i], True) for i, g in enumerate(generations)]
-        batch = RolloutBatch.from_rows(rows, trajectory_rewards=rewards, trajectory_success=[False] * len(rows),
-                                       trajectory_group_ids=[i // group_size for i in range(len(rows))],
-                                       pad_token_id=policy.pad_token_id)
+        rows = [
+            RolloutRow(
+                g.prompt, g.prompt_ids, g.response_ids, g.logprobs, None, i, 0, i // group_size, rewards[i], True
+            )
+            for i, g in enumerate(generations)
+        ]
+        batch = RolloutBatch.from_rows(
+            rows,
+            trajectory_rewards=rewards,
+            trajectory_success=[False] * len(rows),
+            trajectory_group_ids=[i // group_size for i in range(len(rows))],
+            pad_token_id=policy.pad_token_id,
+        )
         advantages = rule.compute(batch, CreditContext(config=config)).advantages
         trainer.update(batch, advantages)
         times.append(time.perf_counter() - start)
@@ -89,18 +105,36 @@ def trl(model_path: str, num_prompts: int, group_size: int, new_tokens: int, ste
     datasets.arrow_dataset.generate_fingerprint = lambda dataset: "agents-vs-trl"
     data = Dataset.from_list([{"prompt": [{"role": "user", "content": p}]} for p in PROMPTS[:num_prompts]] * steps)
     args = TRLConfig(
-        output_dir=tempfile.mkdtemp(), per_device_train_batch_size=num_prompts * group_size,
-        num_generations=group_size, max_completion_length=new_tokens, max_steps=steps, learning_rate=1e-6,
-        loss_type="dapo", beta=0.0, num_iterations=1, gradient_accumulation_steps=1, temperature=1.0, top_p=1.0,
-        top_k=0, use_cpu=True, bf16=False, report_to="none", save_strategy="no", logging_steps=1,
-        dataloader_num_workers=0, seed=0, shuffle_dataset=False, disable_dropout=True,
+        output_dir=tempfile.mkdtemp(),
+        per_device_train_batch_size=num_prompts * group_size,
+        num_generations=group_size,
+        max_completion_length=new_tokens,
+        max_steps=steps,
+        learning_rate=1e-6,
+        loss_type="dapo",
+        beta=0.0,
+        num_iterations=1,
+        gradient_accumulation_steps=1,
+        temperature=1.0,
+        top_p=1.0,
+        top_k=0,
+        use_cpu=True,
+        bf16=False,
+        report_to="none",
+        save_strategy="no",
+        logging_steps=1,
+        dataloader_num_workers=0,
+        seed=0,
+        shuffle_dataset=False,
+        disable_dropout=True,
         generation_kwargs={"min_new_tokens": new_tokens},
     )
     model = AutoModelForCausalLM.from_pretrained(model_path, dtype=torch.float32)
     tokenizer = AutoTokenizer.from_pretrained(model_path, padding_side="left")
     timer = StepTimer()
-    trainer = GRPOTrainer(model=model, reward_funcs=reward, args=args, train_dataset=data,
-                          processing_class=tokenizer, callbacks=[timer])
+    trainer = GRPOTrainer(
+        model=model, reward_funcs=reward, args=args, train_dataset=data, processing_class=tokenizer, callbacks=[timer]
+    )
     trainer.train()
     return timer.times
 
@@ -123,10 +157,14 @@ def main() -> None:
     trl_times = trl(*shape)
     our_step = statistics.median(our_times[1:] or our_times)
     trl_step = statistics.median(trl_times[1:] or trl_times)
-    print(f"trl {_trl.__version__}, torch {torch.__version__}, {torch.get_num_threads()} threads | model {args.model} | "
-          f"{args.num_prompts} prompts x {args.group_size} completions x {args.new_tokens} tokens")
-    print(f"ours: {our_step:.3f} s/step   TRL GRPOTrainer: {trl_step:.3f} s/step   ratio ours/TRL: "
-          f"{our_step / trl_step:.2f}x (goal <= 1.0)")
+    print(
+        f"trl {_trl.__version__}, torch {torch.__version__}, {torch.get_num_threads()} threads | model {args.model} | "
+        f"{args.num_prompts} prompts x {args.group_size} completions x {args.new_tokens} tokens"
+    )
+    print(
+        f"ours: {our_step:.3f} s/step   TRL GRPOTrainer: {trl_step:.3f} s/step   ratio ours/TRL: "
+        f"{our_step / trl_step:.2f}x (goal <= 1.0)"
+    )
 
 
 if __name__ == "__main__":

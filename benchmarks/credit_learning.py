@@ -47,13 +47,28 @@ def preset_config(preset: str, env: str, steps: int | None):
         return QUICKSTART.model, env, steps or 12, config
     if preset == "gpu":
         config = dataclasses.replace(
-            base, num_groups=8, group_size=8, eval_every=5, eval_episodes=64, save_every=0, device="cuda",
-            micro_batch_size=32, progress=False,
+            base,
+            num_groups=8,
+            group_size=8,
+            eval_every=5,
+            eval_episodes=64,
+            save_every=0,
+            device="cuda",
+            micro_batch_size=32,
+            progress=False,
         )
         return QUICKSTART.model, env, steps or 60, config
     if preset == "smoke":  # seconds: checks the script end to end with the tiny random model
-        config = dataclasses.replace(base, num_groups=2, group_size=2, max_new_tokens=4, eval_every=1,
-                                     eval_episodes=2, save_every=0, progress=False)
+        config = dataclasses.replace(
+            base,
+            num_groups=2,
+            group_size=2,
+            max_new_tokens=4,
+            eval_every=1,
+            eval_episodes=2,
+            save_every=0,
+            progress=False,
+        )
         return "tiny-random-qwen3", env, steps or 1, config
     raise ValueError(f"--preset must be cpu, gpu or smoke, got {preset!r}")
 
@@ -67,8 +82,13 @@ def run_one(algorithm: str, seed: int, args: argparse.Namespace) -> None:
     if args.threads:
         torch.set_num_threads(args.threads)
     model, env, steps, config = preset_config(args.preset, args.env, args.steps)
-    config = dataclasses.replace(config, seed=seed, credit=algorithm, tensorboard=False,
-                                 output_dir=str(Path(args.output) / f"{algorithm}_{seed}"))
+    config = dataclasses.replace(
+        config,
+        seed=seed,
+        credit=algorithm,
+        tensorboard=False,
+        output_dir=str(Path(args.output) / f"{algorithm}_{seed}"),
+    )
     agent_class = {"grpo": GRPOAgent, "orsd": ORSDAgent, "taspo": TASPOAgent}[algorithm]
     agent = agent_class(model=model, env=env, config=config)
     try:
@@ -87,8 +107,21 @@ def launch(args: argparse.Namespace) -> None:
             algorithm, seed = jobs.pop(0)
             name = f"{algorithm}_{seed}"
             log = open(Path(args.output) / f"{name}.log", "w")  # noqa: SIM115 (closed when the process ends)
-            command = [sys.executable, __file__, "--worker", algorithm, str(seed), "--preset", args.preset,
-                       "--env", args.env, "--output", args.output, "--threads", str(args.threads)]
+            command = [
+                sys.executable,
+                __file__,
+                "--worker",
+                algorithm,
+                str(seed),
+                "--preset",
+                args.preset,
+                "--env",
+                args.env,
+                "--output",
+                args.output,
+                "--threads",
+                str(args.threads),
+            ]
             command += ["--steps", str(args.steps)] if args.steps else []
             running.append((subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT), name, time.time()))
             print(f"started {name}", flush=True)
@@ -136,14 +169,29 @@ def aggregate(args: argparse.Namespace) -> None:
             mean = [statistics.mean(v) for v in values]
             spread = [statistics.pstdev(v) for v in values]
             panel.plot(x, mean, marker="o", label=algorithm.upper())
-            panel.fill_between(x, [m - d for m, d in zip(mean, spread, strict=True)],
-                               [m + d for m, d in zip(mean, spread, strict=True)], alpha=0.2)
+            panel.fill_between(
+                x,
+                [m - d for m, d in zip(mean, spread, strict=True)],
+                [m + d for m, d in zip(mean, spread, strict=True)],
+                alpha=0.2,
+            )
         finals = [c[steps[-1]] for c in curves.values()]
         final_scores = [scores[seed][steps[-1]] for seed in curves]
         start_score = statistics.mean(scores[seed][steps[0]] for seed in curves)
         used = ", ".join(f"{key.split('/')[1]} {statistics.mean(v):.3f}" for key, v in activity.items()) or "-"
-        rows.append((algorithm.upper(), len(finals), means[0], statistics.mean(finals), statistics.pstdev(finals),
-                     start_score, statistics.mean(final_scores), statistics.pstdev(final_scores), used))
+        rows.append(
+            (
+                algorithm.upper(),
+                len(finals),
+                means[0],
+                statistics.mean(finals),
+                statistics.pstdev(finals),
+                start_score,
+                statistics.mean(final_scores),
+                statistics.pstdev(final_scores),
+                used,
+            )
+        )
     for panel, label in ((axis, "held-out success rate"), (score_axis, "held-out mean score")):
         panel.set_xlabel("training episodes (env interactions)")
         panel.set_ylabel(label)
@@ -153,9 +201,11 @@ def aggregate(args: argparse.Namespace) -> None:
     figure.savefig(output / "learning_curves.png", dpi=120)
     _, model, env, steps, config = (None, *preset_config(args.preset, args.env, args.steps))
     lines = [
-        f"# Learning comparison ({args.preset} preset)", "",
+        f"# Learning comparison ({args.preset} preset)",
+        "",
         f"model `{model}`, env `{env}`, {steps} steps x {config.num_groups} groups x {config.group_size} "
-        f"rollouts, seeds {list(args.seeds)}; ORSD/TASPO with default options.", "",
+        f"rollouts, seeds {list(args.seeds)}; ORSD/TASPO with default options.",
+        "",
         "| algorithm | seeds | success at step 0 | final success (mean ± std) | score at step 0 "
         "| final score (mean ± std) | credit activity (mean over steps and seeds) |",
         "|---|---|---|---|---|---|---|",

@@ -40,20 +40,37 @@ from tests.support.privileged import default_prompt, register_letter_hunt, toy_g
 
 # What ALFWorld lists in the toy room (a real room lists more: one "go to" per receptacle).
 TOY_ADMISSIBLE = (
-    "go to desk 1", "go to drawer 1", "open drawer 1", "close drawer 1", "examine desk 1", "examine drawer 1",
-    "take pen 2 from desk 1", "take mug 1 from desk 1", "put pen 2 in/on drawer 1", "inventory", "look",
+    "go to desk 1",
+    "go to drawer 1",
+    "open drawer 1",
+    "close drawer 1",
+    "examine desk 1",
+    "examine drawer 1",
+    "take pen 2 from desk 1",
+    "take mug 1 from desk 1",
+    "put pen 2 in/on drawer 1",
+    "inventory",
+    "look",
 )
 
 
 def agent_prompts(trajectory, config: GRPOConfig) -> list[str]:
     """Each turn's prompt as the trainer's PromptBuilder renders it."""
-    builder = PromptBuilder(history_length=config.history_length, show_format=config.show_format,
-                            preamble=config.prompt_preamble)
+    builder = PromptBuilder(
+        history_length=config.history_length, show_format=config.show_format, preamble=config.prompt_preamble
+    )
     history: list[tuple[str, str]] = []
     prompts = []
     for turn in trajectory.turns:
-        prompts.append(builder.build(task=trajectory.task, observation=turn.observation, history=history,
-                                     admissible_actions=TOY_ADMISSIBLE, action_format="raw"))
+        prompts.append(
+            builder.build(
+                task=trajectory.task,
+                observation=turn.observation,
+                history=history,
+                admissible_actions=TOY_ADMISSIBLE,
+                action_format="raw",
+            )
+        )
         history.append((turn.observation, turn.action))
     return prompts
 
@@ -65,22 +82,43 @@ def tokenized_batch(policy: TransformersPolicy, num_groups: int, prompt_style: s
     index = 0
     for group in groups:
         for trajectory in group.trajectories:
-            prompts = (agent_prompts(trajectory, GRPOConfig()) if prompt_style == "agent"
-                       else [default_prompt(trajectory.task, turn.observation) for turn in trajectory.turns])
+            prompts = (
+                agent_prompts(trajectory, GRPOConfig())
+                if prompt_style == "agent"
+                else [default_prompt(trajectory.task, turn.observation) for turn in trajectory.turns]
+            )
             for turn_number, (turn, prompt) in enumerate(zip(trajectory.turns, prompts, strict=True)):
                 encoded = policy.tokenizer(turn.raw_output, add_special_tokens=False, return_offsets_mapping=True)
                 ids, offsets = encoded["input_ids"], encoded["offset_mapping"]
                 start, end = turn.action_span.start, turn.action_span.end
                 covered = [k for k, (a, b) in enumerate(offsets) if a < end and b > start]
                 span = (covered[0], covered[-1] + 1) if covered else None
-                rows.append(RolloutRow(prompt, policy.prompt_ids([prompt])[0], ids, [0.0] * len(ids), span, index,
-                                       turn_number, group.group_id, turn.reward, turn.valid))
+                rows.append(
+                    RolloutRow(
+                        prompt,
+                        policy.prompt_ids([prompt])[0],
+                        ids,
+                        [0.0] * len(ids),
+                        span,
+                        index,
+                        turn_number,
+                        group.group_id,
+                        turn.reward,
+                        turn.valid,
+                    )
+                )
             rewards.append(trajectory.score)
             success.append(trajectory.success)
             group_ids.append(group.group_id)
             index += 1
-    batch = RolloutBatch.from_rows(rows, trajectory_rewards=rewards, trajectory_success=success,
-                                   trajectory_group_ids=group_ids, pad_token_id=policy.pad_token_id, groups=groups)
+    batch = RolloutBatch.from_rows(
+        rows,
+        trajectory_rewards=rewards,
+        trajectory_success=success,
+        trajectory_group_ids=group_ids,
+        pad_token_id=policy.pad_token_id,
+        groups=groups,
+    )
     batch.old_logprobs = policy.score(batch.prompts, batch.response_ids, response_mask=batch.response_mask).cpu()
     return batch
 
@@ -91,15 +129,21 @@ def main() -> None:
     parser.add_argument("--groups", type=int, default=8)
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--micro-batch-size", type=int, default=16)
-    parser.add_argument("--prompt", choices=("agent", "bare"), default="agent",
-                        help="turn prompts as the trainer renders them, or task line + observation only")
+    parser.add_argument(
+        "--prompt",
+        choices=("agent", "bare"),
+        default="agent",
+        help="turn prompts as the trainer renders them, or task line + observation only",
+    )
     args = parser.parse_args()
     torch.manual_seed(0)
     policy = TransformersPolicy(args.model, max_new_tokens=8, seed=0)
     batch = tokenized_batch(policy, args.groups, args.prompt)
     prompt_tokens = sum(len(ids) for ids in policy.prompt_ids(batch.prompts))
-    print(f"batch: {len(batch)} turns, {prompt_tokens} prompt / {batch.num_tokens} response tokens "
-          f"({args.prompt} prompts), {args.groups} groups x 4, model {args.model}")
+    print(
+        f"batch: {len(batch)} turns, {prompt_tokens} prompt / {batch.num_tokens} response tokens "
+        f"({args.prompt} prompts), {args.groups} groups x 4, model {args.model}"
+    )
     initial = copy.deepcopy(policy.trainable_state_dict())
     common = {"micro_batch_size": args.micro_batch_size, "progress": False, "tensorboard": False}
     reuse = {"placement": "prompt_end", "reuse_prompt_cache": True}
@@ -116,7 +160,9 @@ def main() -> None:
     credit_seconds: dict[str, list[float]] = {name: [] for name in configs}
     try:
         # Warm-up (untimed): the first update allocates optimizer state and buffers.
-        advantages = make_credit_rule("grpo", configs["grpo"]).compute(batch, CreditContext(config=configs["grpo"])).advantages
+        advantages = (
+            make_credit_rule("grpo", configs["grpo"]).compute(batch, CreditContext(config=configs["grpo"])).advantages
+        )
         trainer.update(batch, advantages)
         for _ in range(args.repeats):
             for name, config in configs.items():  # interleaved so drift in machine load hits all rules alike
@@ -130,8 +176,11 @@ def main() -> None:
                 seconds[name].append(time.perf_counter() - start)
                 credit_seconds[name].append(credited - start)
                 print(f"  {name}: credit {credited - start:.2f} s, credit+update {seconds[name][-1]:.2f} s", flush=True)
-                extra = {k: round(v, 3) for k, v in getattr(rule, "stats", {}).items()
-                         if k.endswith(("groups_with_rubric", "pi_coverage", "aligned_turn_fraction"))}
+                extra = {
+                    k: round(v, 3)
+                    for k, v in getattr(rule, "stats", {}).items()
+                    if k.endswith(("groups_with_rubric", "pi_coverage", "aligned_turn_fraction"))
+                }
                 if extra and len(seconds[name]) == 1:
                     print(f"  {name} stats: {extra}")
     finally:

@@ -75,14 +75,19 @@ def main() -> int:
     parser.add_argument("--show", type=int, default=3, help="failures to print in full per env")
     args = parser.parse_args()
     failed = False
-    print(f"{'env':<14}{'variants':>9}{'outputs':>9}{'episodes':>9}{'accepted':>9}{'exceptions':>11}"
-          f"{'steps/s':>9}{'RSS MiB':>9}{'peak MiB':>9}")
+    print(
+        f"{'env':<14}{'variants':>9}{'outputs':>9}{'episodes':>9}{'accepted':>9}{'exceptions':>11}"
+        f"{'steps/s':>9}{'RSS MiB':>9}{'peak MiB':>9}"
+    )
     for env_id in args.envs or agentenvs_ids():
         report, variants = fuzz_one_env(env_id, args.steps, args.seed)
         current, peak = rss_mib()
         rate = report.steps / report.seconds if report.seconds else float("nan")
-        print(f"{env_id:<14}{variants:>9}{report.steps:>9}{report.episodes:>9}{report.valid_actions:>9}"
-              f"{len(report.errors):>11}{rate:>9.0f}{current:>9.0f}{peak:>9.0f}", flush=True)
+        print(
+            f"{env_id:<14}{variants:>9}{report.steps:>9}{report.episodes:>9}{report.valid_actions:>9}"
+            f"{len(report.errors):>11}{rate:>9.0f}{current:>9.0f}{peak:>9.0f}",
+            flush=True,
+        )
         for raw, trace in report.errors[: args.show]:
             print(f"  output {raw}\n  " + trace.strip().replace("\n", "\n  "))
         failed |= bool(report.errors)
@@ -93,8 +98,10 @@ def main() -> int:
     routes = fuzz_routes(app, requests=args.requests, seed=args.seed)
     seconds = time.perf_counter() - start
     statuses = ", ".join(f"{status}: {count}" for status, count in sorted(routes.statuses.items()))
-    print(f"\nshop routes: {routes.requests} requests in {seconds:.1f} s ({routes.requests / seconds:.0f}/s), "
-          f"5xx: {len(routes.server_errors)}\n  statuses: {statuses}")
+    print(
+        f"\nshop routes: {routes.requests} requests in {seconds:.1f} s ({routes.requests / seconds:.0f}/s), "
+        f"5xx: {len(routes.server_errors)}\n  statuses: {statuses}"
+    )
     for method, path, status, body in routes.server_errors[: args.show]:
         print(f"  {status} {method} {path}\n    {body}")
     failed |= bool(routes.server_errors)

@@ -40,8 +40,9 @@ def best_of(repeats: int, run) -> float:
 def compare_retrievers(name: str, passages, queries, k: int = 5) -> None:
     ours = BM25Retriever(passages, cache=False)
     tokenize = ours._tokenizer  # identical tokens for both libraries
-    corpus_tokens = tokenize.tokenize([passage_document(p) for p in passages], update_vocab=False,
-                                      show_progress=False, return_as="string")
+    corpus_tokens = tokenize.tokenize(
+        [passage_document(p) for p in passages], update_vocab=False, show_progress=False, return_as="string"
+    )
     query_tokens = tokenize.tokenize(list(queries), update_vocab=False, show_progress=False, return_as="string")
     baseline = BM25Okapi(corpus_tokens, k1=0.9, b=0.4)
 
@@ -69,8 +70,10 @@ def env_throughput(episodes: int) -> None:
     results = play_episodes(env, OracleAgent(), episodes=episodes)
     seconds = time.perf_counter() - start
     steps = sum(r.turns for r in results)
-    print(f"[env] SearchQA-v0 oracle: {steps / seconds:.0f} steps/s, {episodes / seconds:.0f} episodes/s "
-          f"(EM {np.mean([r.em for r in results]):.3f})")
+    print(
+        f"[env] SearchQA-v0 oracle: {steps / seconds:.0f} steps/s, {episodes / seconds:.0f} episodes/s "
+        f"(EM {np.mean([r.em for r in results]):.3f})"
+    )
 
 
 def hotpot_recall(path: Path) -> None:

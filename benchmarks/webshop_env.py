@@ -45,9 +45,11 @@ def env_throughput(episodes: int) -> None:
                 break
     seconds = time.perf_counter() - start
     rate = steps / seconds
-    print(f"[env] WebShop-v0 oracle, 1k products: {rate:.0f} steps/s ({len(task_ids) / seconds:.0f} episodes/s), "
-          f"{rate / STEPS_PER_SECOND_GOAL:.1f}x the 1,000 steps/s goal; oracle success {wins / len(task_ids):.4f} "
-          f"on {len(task_ids)} goals")
+    print(
+        f"[env] WebShop-v0 oracle, 1k products: {rate:.0f} steps/s ({len(task_ids) / seconds:.0f} episodes/s), "
+        f"{rate / STEPS_PER_SECOND_GOAL:.1f}x the 1,000 steps/s goal; oracle success {wins / len(task_ids):.4f} "
+        f"on {len(task_ids)} goals"
+    )
 
 
 def first_result_baseline(episodes: int) -> None:
@@ -69,8 +71,10 @@ def first_result_baseline(episodes: int) -> None:
         *_, info = env.step("click[Buy Now]")
         rewards.append(info["score"])
         wins += info["won"]
-    print(f"[baseline] buy the first search result with the goal's options: success {wins / len(task_ids):.4f}, "
-          f"mean reward {np.mean(rewards):.4f} on {len(task_ids)} goals")
+    print(
+        f"[baseline] buy the first search result with the goal's options: success {wins / len(task_ids):.4f}, "
+        f"mean reward {np.mean(rewards):.4f} on {len(task_ids)} goals"
+    )
 
 
 def search_latency(num_products: int, queries: int = 300) -> WebShopEngine:
@@ -84,8 +88,10 @@ def search_latency(num_products: int, queries: int = 300) -> WebShopEngine:
         engine.index.search(text, SEARCH_RETURN_N)
         latencies.append(time.perf_counter() - begin)
     p50, p95 = np.percentile(np.array(latencies) * 1000, [50, 95])
-    print(f"[search] {num_products:>7} products: p50 {p50:6.2f} ms, p95 {p95:6.2f} ms per query "
-          f"(shop generated and indexed in {build:.1f} s)")
+    print(
+        f"[search] {num_products:>7} products: p50 {p50:6.2f} ms, p95 {p95:6.2f} ms per query "
+        f"(shop generated and indexed in {build:.1f} s)"
+    )
     return engine
 
 
@@ -107,8 +113,10 @@ def compare_with_rank_bm25(engine: WebShopEngine, queries: int = 100) -> None:
         engine.index.search(text, SEARCH_RETURN_N)
     t_ours = time.perf_counter() - start
     n = len(texts)
-    print(f"[bm25] {len(documents)} products, {n} queries, top-{SEARCH_RETURN_N}: rank-bm25 {n / t_baseline:7.0f} q/s, "
-          f"ours {n / t_ours:7.0f} q/s  ({t_baseline / t_ours:.1f}x)")
+    print(
+        f"[bm25] {len(documents)} products, {n} queries, top-{SEARCH_RETURN_N}: rank-bm25 {n / t_baseline:7.0f} q/s, "
+        f"ours {n / t_ours:7.0f} q/s  ({t_baseline / t_ours:.1f}x)"
+    )
 
 
 def main() -> None:

@@ -39,9 +39,14 @@ def walk(engine: WebShopEngine, goals, index: int) -> list[str]:
     sid = f"fixed_{index % len(goals)}"
     keywords = " ".join(goal.instruction_text.lower().split())
     options = dict(list(goal.goal_options.items())[:1]) if isinstance(goal.goal_options, dict) else {}
-    return [f"/{sid}", results_url(sid, keywords, 1), results_url(sid, keywords, 2),
-            item_url(sid, goal.asin, keywords, 1, {}), item_url(sid, goal.asin, keywords, 1, options),
-            sub_page_url(sid, goal.asin, keywords, 1, "Features", options)]
+    return [
+        f"/{sid}",
+        results_url(sid, keywords, 1),
+        results_url(sid, keywords, 2),
+        item_url(sid, goal.asin, keywords, 1, {}),
+        item_url(sid, goal.asin, keywords, 1, options),
+        sub_page_url(sid, goal.asin, keywords, 1, "Features", options),
+    ]
 
 
 def load(base: str, walks: list[list[str]], clients: int, seconds: float) -> tuple[float, int]:
@@ -96,8 +101,11 @@ def main() -> None:
     print(f"[baseline] Flask test client, in-process: {baseline:.0f} requests/s")
 
     port = free_port()
-    server = subprocess.Popen([sys.executable, "-m", "agentenvs.webshop", "serve", "--port", str(port)],
-                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    server = subprocess.Popen(
+        [sys.executable, "-m", "agentenvs.webshop", "serve", "--port", str(port)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     base = f"http://127.0.0.1:{port}"
     try:
         for _ in range(300):
@@ -110,8 +118,10 @@ def main() -> None:
             urllib.request.urlopen(base + path).read()
         for clients in (1, args.concurrency):
             rate, errors = load(base, walks, clients, args.seconds)
-            print(f"[server] {clients:>2} concurrent client(s) on loopback: {rate:6.0f} requests/s "
-                  f"({rate / baseline:.2f}x the in-process baseline), {errors} errors")
+            print(
+                f"[server] {clients:>2} concurrent client(s) on loopback: {rate:6.0f} requests/s "
+                f"({rate / baseline:.2f}x the in-process baseline), {errors} errors"
+            )
     finally:
         server.terminate()
         server.wait(timeout=10)

@@ -52,8 +52,7 @@ class RecordTrajectory(gym.Wrapper[str, str, str, str]):
             score=0.0,
             task=str(info.get("task", "")),
             initial_observation=observation,
-            metadata={"env_id": self.env.spec.id if self.env.spec else type(self.env.unwrapped).__name__,
-                      "seed": seed},
+            metadata={"env_id": self.env.spec.id if self.env.spec else type(self.env.unwrapped).__name__, "seed": seed},
         )
         return observation, info
 

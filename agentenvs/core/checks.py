@@ -52,7 +52,9 @@ def _range_text(minimum: float | None, maximum: float | None, min_inclusive: boo
     return ""
 
 
-def _in_range(value: float, minimum: float | None, maximum: float | None, min_inclusive: bool, max_inclusive: bool) -> bool:
+def _in_range(
+    value: float, minimum: float | None, maximum: float | None, min_inclusive: bool, max_inclusive: bool
+) -> bool:
     if minimum is not None and (value < minimum if min_inclusive else value <= minimum):
         return False
     return not (maximum is not None and (value > maximum if max_inclusive else value >= maximum))
@@ -65,7 +67,12 @@ def is_integer(value: Any) -> bool:
 
 @overload
 def check_int(
-    owner: str, name: str, value: Any, *, minimum: int | None = ..., maximum: int | None = ...,
+    owner: str,
+    name: str,
+    value: Any,
+    *,
+    minimum: int | None = ...,
+    maximum: int | None = ...,
     optional: Literal[False] = ...,
 ) -> int: ...
 @overload
@@ -100,13 +107,27 @@ def check_int(
 
 @overload
 def check_float(
-    owner: str, name: str, value: Any, *, minimum: float | None = ..., maximum: float | None = ...,
-    min_inclusive: bool = ..., max_inclusive: bool = ..., optional: Literal[False] = ...,
+    owner: str,
+    name: str,
+    value: Any,
+    *,
+    minimum: float | None = ...,
+    maximum: float | None = ...,
+    min_inclusive: bool = ...,
+    max_inclusive: bool = ...,
+    optional: Literal[False] = ...,
 ) -> float: ...
 @overload
 def check_float(
-    owner: str, name: str, value: Any, *, minimum: float | None = ..., maximum: float | None = ...,
-    min_inclusive: bool = ..., max_inclusive: bool = ..., optional: bool,
+    owner: str,
+    name: str,
+    value: Any,
+    *,
+    minimum: float | None = ...,
+    maximum: float | None = ...,
+    min_inclusive: bool = ...,
+    max_inclusive: bool = ...,
+    optional: bool,
 ) -> float | None: ...
 def check_float(
     owner: str,
@@ -149,9 +170,7 @@ def check_bool(owner: str, name: str, value: Any) -> bool:
 
 
 @overload
-def check_str(
-    owner: str, name: str, value: Any, *, non_empty: bool = ..., optional: Literal[False] = ...
-) -> str: ...
+def check_str(owner: str, name: str, value: Any, *, non_empty: bool = ..., optional: Literal[False] = ...) -> str: ...
 @overload
 def check_str(owner: str, name: str, value: Any, *, non_empty: bool = ..., optional: bool) -> str | None: ...
 def check_str(owner: str, name: str, value: Any, *, non_empty: bool = True, optional: bool = False) -> str | None:

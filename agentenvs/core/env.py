@@ -167,11 +167,15 @@ class TextEnv(gym.Env[str, str]):
         if self._task_id is None:
             raise gym.error.ResetNeeded("call reset() before step()")
         if self._done:
-            info = self._info(action_valid=False, projection=None, extra={"error": "The episode is over; call reset()."})
+            info = self._info(
+                action_valid=False, projection=None, extra={"error": "The episode is over; call reset()."}
+            )
             return self._last_observation, 0.0, self._terminated, self._truncated, info
         self._turn += 1
-        projection = self._project(sanitize_model_text(action)) if isinstance(action, str) else Projection.invalid(
-            f"The action must be text, got {type(action).__name__}."
+        projection = (
+            self._project(sanitize_model_text(action))
+            if isinstance(action, str)
+            else Projection.invalid(f"The action must be text, got {type(action).__name__}.")
         )
         if projection.valid:
             outcome = self._act(projection.action)

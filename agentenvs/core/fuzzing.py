@@ -52,17 +52,51 @@ HUGE_OUTPUT_CHARS = 200_000
 
 _TAGS = ("think", "action", "search", "answer", "information")
 _TRAVERSALS = (
-    "../../etc/passwd", "..\\..\\windows\\win.ini", "%2e%2e%2f%2e%2e%2fetc%2fpasswd", "/etc/shadow",
-    "file:///etc/passwd", "....//....//etc/passwd", "~/.ssh/id_rsa", "C:\\Windows\\System32",
+    "../../etc/passwd",
+    "..\\..\\windows\\win.ini",
+    "%2e%2e%2f%2e%2e%2fetc%2fpasswd",
+    "/etc/shadow",
+    "file:///etc/passwd",
+    "....//....//etc/passwd",
+    "~/.ssh/id_rsa",
+    "C:\\Windows\\System32",
 )
 _ODD_CHARS = (
-    "\x00", "\ud800", "\udfff", "\udbff\udc00", "\x1b[31m", "\r", "\t", "\x7f", "\u200b", "\u202e", "\ufeff",
-    "\U0001f600", "\u0301", "\uffff", "\x85", "\u2028", "²", "١", "１", "ß", "İ",
+    "\x00",
+    "\ud800",
+    "\udfff",
+    "\udbff\udc00",
+    "\x1b[31m",
+    "\r",
+    "\t",
+    "\x7f",
+    "\u200b",
+    "\u202e",
+    "\ufeff",
+    "\U0001f600",
+    "\u0301",
+    "\uffff",
+    "\x85",
+    "\u2028",
+    "²",
+    "١",
+    "１",
+    "ß",
+    "İ",
 )
 _BASE_ACTIONS = (
-    "search[red shoes]", "click[buy now]", "click[< prev]", "click[next >]", "click[back to search]",
-    "look", "inventory", "go to desk 1", "take apple 1 from countertop 1", "help",
-    "<search>capital</search>", "<answer>Paris</answer>",
+    "search[red shoes]",
+    "click[buy now]",
+    "click[< prev]",
+    "click[next >]",
+    "click[back to search]",
+    "look",
+    "inventory",
+    "go to desk 1",
+    "take apple 1 from countertop 1",
+    "help",
+    "<search>capital</search>",
+    "<answer>Paris</answer>",
 )
 
 
@@ -154,16 +188,37 @@ def hostile_output(
         query = " ".join(rng.choice(words) for _ in range(rng.randrange(1, 6)))
         return wrap_action(rng.choice((f"search[{query}]", f"click[{rng.choice(words)}]", query)), action_format, rng)
     if roll < 0.55:
-        return wrap_action(rng.choice(_TRAVERSALS) if rng.random() < 0.5 else
-                           f"{rng.choice(('search', 'click', 'go to', 'open'))}[{rng.choice(_TRAVERSALS)}]",
-                           action_format, rng)
+        return wrap_action(
+            rng.choice(_TRAVERSALS)
+            if rng.random() < 0.5
+            else f"{rng.choice(('search', 'click', 'go to', 'open'))}[{rng.choice(_TRAVERSALS)}]",
+            action_format,
+            rng,
+        )
     if roll < 0.70:
         return wrap_action(_odd_text(rng, rng.randrange(0, 40)), action_format, rng)
     if roll < 0.82:
         return _tag_soup(rng)
     if roll < 0.90:
-        return rng.choice(("", " ", "\n\n", "\t", "\x00", "\ud800", "[]", "search[]", "click[]", "<action></action>",
-                           "<search></search>", "<answer> </answer>", "<action>", "</action>", "<think>"))
+        return rng.choice(
+            (
+                "",
+                " ",
+                "\n\n",
+                "\t",
+                "\x00",
+                "\ud800",
+                "[]",
+                "search[]",
+                "click[]",
+                "<action></action>",
+                "<search></search>",
+                "<answer> </answer>",
+                "<action>",
+                "</action>",
+                "<think>",
+            )
+        )
     if roll < 0.93:
         return wrap_action(rng.choice(_BASE_ACTIONS), action_format, rng) * rng.randrange(2, 5)
     if roll < 0.96:
@@ -215,7 +270,9 @@ def check_span(raw: Any, action: str, span: tuple[int, int] | None, action_forma
     if action_format == "search_answer":
         tag = held[1 : held.index(">")] if held.startswith("<") and ">" in held else ""
         assert tag in ("search", "answer") and held.endswith(f"</{tag}>"), f"span holds {held[:80]!r}"
-        assert action == f"<{tag}>{held[len(tag) + 2 : -len(tag) - 3].strip()}</{tag}>", f"span {held[:80]!r} vs {action[:80]!r}"
+        assert action == f"<{tag}>{held[len(tag) + 2 : -len(tag) - 3].strip()}</{tag}>", (
+            f"span {held[:80]!r} vs {action[:80]!r}"
+        )
     else:
         assert held == action, f"span holds {held[:80]!r}, action is {action[:80]!r}"
 
@@ -235,8 +292,11 @@ def check_step(env: gym.Env, raw: Any, result: tuple[Any, ...], *, action_format
 
 def agentenvs_ids() -> list[str]:
     """The registered env ids whose entry point is in ``agentenvs``, sorted."""
-    return sorted(env_id for env_id, spec in gym.registry.items()
-                  if isinstance(spec.entry_point, str) and spec.entry_point.startswith("agentenvs."))
+    return sorted(
+        env_id
+        for env_id, spec in gym.registry.items()
+        if isinstance(spec.entry_point, str) and spec.entry_point.startswith("agentenvs.")
+    )
 
 
 def env_variants(env_id: str) -> list[dict[str, Any]]:
@@ -320,8 +380,9 @@ def fuzz_env(
             check_info(info, where="reset info")
             _encodable(observation, "reset observation")
             report.episodes += 1
-        raw = output(rng, action_format=action_format, admissible=info.get("admissible_actions"),
-                     observation=observation)
+        raw = output(
+            rng, action_format=action_format, admissible=info.get("admissible_actions"), observation=observation
+        )
         try:
             result = env.step(raw)
             check_step(env, raw, result, action_format=action_format)
@@ -343,4 +404,8 @@ def fuzz_env(
 
 def _preview(raw: Any) -> str:
     text = repr(raw)
-    return (text if len(text) <= 300 else f"{text[:300]}... ({len(text)} chars)").encode("utf-8", "backslashreplace").decode()
+    return (
+        (text if len(text) <= 300 else f"{text[:300]}... ({len(text)} chars)")
+        .encode("utf-8", "backslashreplace")
+        .decode()
+    )

@@ -49,9 +49,7 @@ class GroupVectorEnv(VectorWrapper):
         self.group_ids = np.repeat(np.arange(num_groups), group_size)
         self._rng = np.random.default_rng(seed)
 
-    def reset(
-        self, *, seed: int | None = None, options: dict[str, Any] | None = None
-    ) -> tuple[Any, dict[str, Any]]:
+    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[Any, dict[str, Any]]:
         """Resets all sub-envs; each group gets one seed and one task.
 
         Args:

@@ -151,8 +151,7 @@ def project_think_action(
 
 
 SEARCH_ANSWER_FEEDBACK = (
-    "Invalid action. To search, write <search>your query</search>. "
-    "To answer, write <answer>your answer</answer>."
+    "Invalid action. To search, write <search>your query</search>. To answer, write <answer>your answer</answer>."
 )
 
 
@@ -220,6 +219,4 @@ def get_projector(action_format: str) -> Projector:
     try:
         return PROJECTORS[action_format]
     except KeyError:
-        raise ValueError(
-            f"action_format={action_format!r} is unknown; choose one of {sorted(PROJECTORS)}"
-        ) from None
+        raise ValueError(f"action_format={action_format!r} is unknown; choose one of {sorted(PROJECTORS)}") from None

@@ -222,9 +222,7 @@ class TrajectoryGroup:
                     f"is for task {self.task_id!r}"
                 )
             if trajectory.group_id != self.group_id:
-                raise ValueError(
-                    f"trajectory {index} has group_id {trajectory.group_id}, expected {self.group_id}"
-                )
+                raise ValueError(f"trajectory {index} has group_id {trajectory.group_id}, expected {self.group_id}")
 
     def __len__(self) -> int:
         return len(self.trajectories)

@@ -126,8 +126,14 @@ class SearchQAEnv(TextEnv):
         super().__init__(max_turns=max_turns, action_format="search_answer", render_mode=render_mode)
         owner = type(self).__name__
         self.dataset = check_choice(owner, "dataset", dataset, DATASETS)
-        files = {name: check_path(owner, name, value) for name, value in
-                 (("data_path", data_path), ("questions_file", questions_file), ("corpus_file", corpus_file))}
+        files = {
+            name: check_path(owner, name, value)
+            for name, value in (
+                ("data_path", data_path),
+                ("questions_file", questions_file),
+                ("corpus_file", corpus_file),
+            )
+        }
         split = check_choice(owner, "split", split, (None, "train", "test", "all"))
         self.top_k = check_int(owner, "top_k", top_k, minimum=1)
         self.max_passage_chars = check_int(owner, "max_passage_chars", max_passage_chars, minimum=1)
@@ -135,27 +141,33 @@ class SearchQAEnv(TextEnv):
         self.reward_kind = check_choice(owner, "reward", reward, ("em", "f1"))
         self.initial_search = check_bool(owner, "initial_search", initial_search)
         generator_seed = check_int(owner, "generator_seed", generator_seed, minimum=0)
-        test_fraction = check_float(owner, "test_fraction", test_fraction, minimum=0, maximum=1,
-                                    min_inclusive=False, max_inclusive=False)
+        test_fraction = check_float(
+            owner, "test_fraction", test_fraction, minimum=0, maximum=1, min_inclusive=False, max_inclusive=False
+        )
         cache_index = check_bool(owner, "cache_index", cache_index)
         if self.dataset == "generated":
             # The generated knowledge base reads no files: a path given with it is a mistake, not a no-op.
             ignored = [name for name, value in files.items() if value is not None]
             if ignored:
-                raise ValueError(f"{owner}: {', '.join(ignored)} need dataset='hotpotqa' or 'nq'; "
-                                 "dataset='generated' is built in and reads no files")
+                raise ValueError(
+                    f"{owner}: {', '.join(ignored)} need dataset='hotpotqa' or 'nq'; "
+                    "dataset='generated' is built in and reads no files"
+                )
         elif split is not None:
-            raise ValueError(f"{owner}: split applies to dataset='generated' only "
-                             f"(got split={split!r}, dataset={self.dataset!r})")
-        questions, passages = _load(self.dataset, files["data_path"], files["questions_file"], files["corpus_file"],
-                                    generator_seed)
+            raise ValueError(
+                f"{owner}: split applies to dataset='generated' only (got split={split!r}, dataset={self.dataset!r})"
+            )
+        questions, passages = _load(
+            self.dataset, files["data_path"], files["questions_file"], files["corpus_file"], generator_seed
+        )
         if self.dataset == "generated":
             questions = _split_questions(questions, split or "train", test_fraction, generator_seed)
         if kinds is not None:
             available = sorted({q.kind for q in questions})
             if not set(kinds) <= set(available):
-                raise ValueError(f"{owner}: question_kinds {sorted(set(kinds) - set(available))} "
-                                 f"not in this dataset's {available}")
+                raise ValueError(
+                    f"{owner}: question_kinds {sorted(set(kinds) - set(available))} not in this dataset's {available}"
+                )
             questions = [q for q in questions if q.kind in kinds]
         if not questions:
             raise ValueError(f"{owner}: dataset {self.dataset!r} has no questions")
@@ -228,8 +240,15 @@ def _load(
         return list(kb.questions), list(kb.passages)
 
     def locate(explicit: str | os.PathLike[str] | None, default_name: str, what: str) -> Path:
-        return locate_data(what, explicit=explicit, folder=data_path, env_var=DATA_ENV_VAR, names=(default_name,),
-                           owner=f"SearchQA (dataset={dataset!r})", hint=HOW_TO_GET_DATA)
+        return locate_data(
+            what,
+            explicit=explicit,
+            folder=data_path,
+            env_var=DATA_ENV_VAR,
+            names=(default_name,),
+            owner=f"SearchQA (dataset={dataset!r})",
+            hint=HOW_TO_GET_DATA,
+        )
 
     if dataset == "hotpotqa":
         questions, passages = load_hotpotqa(locate(questions_file, HOTPOTQA_FILE, "HotpotQA questions"))

@@ -24,10 +24,34 @@ from agentenvs.searchqa.data import Passage, QAExample
 _ONSETS = ["b", "br", "c", "d", "dr", "f", "g", "gr", "h", "k", "l", "m", "n", "p", "r", "s", "st", "t", "tr", "v", "z"]
 _VOWELS = ["a", "e", "i", "o", "u", "ae", "io", "ou"]
 _CODAS = ["", "", "n", "r", "l", "s", "th", "m", "x"]
-_PROFESSIONS = ["architect", "botanist", "cartographer", "chemist", "composer", "engineer", "historian",
-                "linguist", "painter", "physician", "poet", "sculptor", "surveyor", "violinist"]
-_INDUSTRIES = ["shipbuilding", "textile", "software", "mining", "publishing", "aerospace", "brewing",
-               "pharmaceutical", "railway", "glassmaking"]
+_PROFESSIONS = [
+    "architect",
+    "botanist",
+    "cartographer",
+    "chemist",
+    "composer",
+    "engineer",
+    "historian",
+    "linguist",
+    "painter",
+    "physician",
+    "poet",
+    "sculptor",
+    "surveyor",
+    "violinist",
+]
+_INDUSTRIES = [
+    "shipbuilding",
+    "textile",
+    "software",
+    "mining",
+    "publishing",
+    "aerospace",
+    "brewing",
+    "pharmaceutical",
+    "railway",
+    "glassmaking",
+]
 _COMPANY_SUFFIXES = ["Works", "Holdings", "Industries", "Systems", "Foundry", "Labs"]
 _CITY_SUFFIXES = ["ford", "haven", "mere", "stead", "bury", "vale", "port", "mouth"]
 _LANGUAGES = ["Velmish", "Orrin", "Tasari", "Quellic", "Dunmaric", "Sarvian", "Ethric", "Maldonese"]
@@ -89,8 +113,12 @@ def generate_knowledge_base(
     Raises:
         ValueError: if a count is too small for every question type to exist.
     """
-    for name, value, minimum in (("num_people", num_people, 2), ("num_cities", num_cities, 2),
-                                 ("num_countries", num_countries, 1), ("num_companies", num_companies, 1)):
+    for name, value, minimum in (
+        ("num_people", num_people, 2),
+        ("num_cities", num_cities, 2),
+        ("num_countries", num_countries, 1),
+        ("num_companies", num_companies, 1),
+    ):
         if value < minimum:
             raise ValueError(f"{name} must be >= {minimum}, got {value}")
     rng = np.random.default_rng(seed)
@@ -122,21 +150,36 @@ def generate_knowledge_base(
 
     for country in countries:
         capital_text = f" Its capital is {capital[country]}." if capital[country] else ""
-        add(country, f"{country} is a country.{capital_text} The official language of {country} is {language[country]}.")
+        add(
+            country, f"{country} is a country.{capital_text} The official language of {country} is {language[country]}."
+        )
     for city in cities:
         add(city, f"{city} is a city in {city_country[city]}. {city} was founded in {city_founded[city]}.")
     for company in companies:
-        add(company, f"{company} is a {industry[company]} company headquartered in {headquarters[company]}. "
-                     f"{company} was founded by {founder[company]}.")
+        add(
+            company,
+            f"{company} is a {industry[company]} company headquartered in {headquarters[company]}. "
+            f"{company} was founded by {founder[company]}.",
+        )
     for person in people:
-        add(person, f"{person} is a {profession[person]} born in {birth_year[person]} in {birth_city[person]}. "
-                    f"{person} works for {employer[person]}.")
+        add(
+            person,
+            f"{person} is a {profession[person]} born in {birth_year[person]} in {birth_city[person]}. "
+            f"{person} works for {employer[person]}.",
+        )
 
     questions: list[QAExample] = []
 
     def ask(kind: str, question: str, answer: str, *titles: str) -> None:
-        questions.append(QAExample(id=f"kb{seed}-q{len(questions)}", question=question, answers=(answer,),
-                                   supporting_titles=tuple(titles), kind=kind))
+        questions.append(
+            QAExample(
+                id=f"kb{seed}-q{len(questions)}",
+                question=question,
+                answers=(answer,),
+                supporting_titles=tuple(titles),
+                kind=kind,
+            )
+        )
 
     for person in people:
         city, company = birth_city[person], employer[person]
@@ -145,13 +188,23 @@ def generate_knowledge_base(
         ask("2hop", f"In which country was {person} born?", city_country[city], person, city)
         if founder[company] != person:  # else the question would hold its own answer
             ask("2hop", f"Who founded the company that {person} works for?", founder[company], person, company)
-        ask("2hop", f"In which city is the company that {person} works for headquartered?",
-            headquarters[company], person, company)
+        ask(
+            "2hop",
+            f"In which city is the company that {person} works for headquartered?",
+            headquarters[company],
+            person,
+            company,
+        )
     for company in companies:
         ask("1hop", f"Who founded {company}?", founder[company], company)
         ask("1hop", f"In which city is {company} headquartered?", headquarters[company], company)
-        ask("2hop", f"In which country is {company} headquartered?",
-            city_country[headquarters[company]], company, headquarters[company])
+        ask(
+            "2hop",
+            f"In which country is {company} headquartered?",
+            city_country[headquarters[company]],
+            company,
+            headquarters[company],
+        )
     for city in cities:
         ask("1hop", f"In which country is {city}?", city_country[city], city)
     for country in countries:

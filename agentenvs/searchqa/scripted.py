@@ -86,9 +86,7 @@ class EpisodeResult:
     searches: int
 
 
-def play_episodes(
-    env: gym.Env[str, str], agent: ScriptedAgent, *, episodes: int, seed: int = 0
-) -> list[EpisodeResult]:
+def play_episodes(env: gym.Env[str, str], agent: ScriptedAgent, *, episodes: int, seed: int = 0) -> list[EpisodeResult]:
     """Plays ``episodes`` seeded episodes of a SearchQA env with ``agent``."""
     searchqa = env.unwrapped
     if not isinstance(searchqa, SearchQAEnv):

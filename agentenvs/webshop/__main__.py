@@ -14,7 +14,9 @@ def main(argv: list[str] | None = None) -> int:
     serve.add_argument("--port", type=int, default=3000)
     serve.add_argument("--num-products", type=int, default=1000, help="size of the generated shop")
     serve.add_argument("--seed", type=int, default=0, help="seed of the generated shop")
-    serve.add_argument("--data-path", default=None, help="folder with the official files (instead of the generated shop)")
+    serve.add_argument(
+        "--data-path", default=None, help="folder with the official files (instead of the generated shop)"
+    )
     serve.add_argument("--human-goals", action="store_true", help="with --data-path: use items_human_ins.json")
     serve.add_argument("--show-attrs", action="store_true", help="offer the Attributes sub-page")
     args = parser.parse_args(argv)
@@ -26,11 +28,15 @@ def main(argv: list[str] | None = None) -> int:
     if args.data_path is None:
         engine = WebShopEngine.generated(args.num_products, args.seed, show_attrs=args.show_attrs)
     else:
-        products, attributes, human = official_files(args.data_path, None, None, "human" if args.human_goals else "synthetic")
+        products, attributes, human = official_files(
+            args.data_path, None, None, "human" if args.human_goals else "synthetic"
+        )
         engine = WebShopEngine.from_files(products, attributes, human, seed=args.seed, show_attrs=args.show_attrs)
     app = create_app(engine, seed=args.seed)
-    print(f"WebShop: {len(engine.products)} products, {len(engine.goals)} goals; open http://{args.host}:{args.port}/",
-          file=sys.stderr)
+    print(
+        f"WebShop: {len(engine.products)} products, {len(engine.goals)} goals; open http://{args.host}:{args.port}/",
+        file=sys.stderr,
+    )
     app.run(host=args.host, port=args.port, threaded=True)
     return 0
 

@@ -111,7 +111,10 @@ class SessionStore:
                 if fixed is not None:
                     index = int(fixed.group(1))
                     if index >= len(self.goals):
-                        abort(404, f"No goal {index}: this shop has {len(self.goals)} goals (fixed_0 .. fixed_{len(self.goals) - 1}).")
+                        abort(
+                            404,
+                            f"No goal {index}: this shop has {len(self.goals)} goals (fixed_0 .. fixed_{len(self.goals) - 1}).",
+                        )
                     goal = self.goals[index]
                 else:
                     goal = self._rng.choices(self.goals, self._weights)[0]
@@ -226,8 +229,11 @@ def create_app(engine: WebShopEngine, *, max_sessions: int = 10_000, seed: int =
         if sub_page not in allowed:
             abort(404, f"Unknown sub-page {sub_page[:40]!r}; one of {', '.join(allowed)}.")
         chosen = check_options(options, asin)
-        return html(engine.item_page(session.goal.instruction_text, asin, keywords, page_number, chosen, session_id,
-                                     sub_page=sub_page))
+        return html(
+            engine.item_page(
+                session.goal.instruction_text, asin, keywords, page_number, chosen, session_id, sub_page=sub_page
+            )
+        )
 
     @app.route("/done/<session_id>/<asin>/<options>", methods=["GET", "POST"])
     def done(session_id: str, asin: str, options: str) -> Any:
@@ -238,7 +244,14 @@ def create_app(engine: WebShopEngine, *, max_sessions: int = 10_000, seed: int =
             session.reward = engine.purchase(session.goal, asin, chosen)
             session.done, session.purchased_asin = True, asin
         assert session.reward is not None
-        return html(Page(kind="done", instruction=session.goal.instruction_text, session_id=session_id,
-                         reward=session.reward.total, reward_info=session.reward.as_info()))
+        return html(
+            Page(
+                kind="done",
+                instruction=session.goal.instruction_text,
+                session_id=session_id,
+                reward=session.reward.total,
+                reward_info=session.reward.as_info(),
+            )
+        )
 
     return app

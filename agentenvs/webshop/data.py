@@ -326,8 +326,13 @@ def synthetic_goals(products: Sequence[Product], prices: Mapping[str, float], se
             option_text = ", and ".join(f"{k}: {v}" for k, v in goal_options.items())
             option_text = f" with {option_text}" if option_text else ""
             goals.append(
-                _goal_for(product, f"{product.instruction}{option_text}{price_text}",
-                          list(product.instruction_attributes), upper, goal_options)
+                _goal_for(
+                    product,
+                    f"{product.instruction}{option_text}{price_text}",
+                    list(product.instruction_attributes),
+                    upper,
+                    goal_options,
+                )
             )
     counts = Counter(attribute for goal in goals for attribute in goal.attributes)
     for goal in goals:
@@ -372,8 +377,13 @@ def human_goals(
                 continue
             upper, price_text = price_bound(prices[product.asin], rng)
             goals.append(
-                _goal_for(product, str(entry["instruction"]).strip(".") + price_text, attributes, upper,
-                          list(entry.get("instruction_options") or []))
+                _goal_for(
+                    product,
+                    str(entry["instruction"]).strip(".") + price_text,
+                    attributes,
+                    upper,
+                    list(entry.get("instruction_options") or []),
+                )
             )
     return goals
 
@@ -386,8 +396,12 @@ def split_range(split: Split, num_goals: int) -> range:
     """
     if split not in ("test", "eval", "train", "all"):
         raise ValueError(f"split must be 'test', 'eval', 'train' or 'all', got {split!r}")
-    bounds = {"test": (0, TEST_GOALS), "eval": (TEST_GOALS, TEST_GOALS + EVAL_GOALS),
-              "train": (TEST_GOALS + EVAL_GOALS, num_goals), "all": (0, num_goals)}
+    bounds = {
+        "test": (0, TEST_GOALS),
+        "eval": (TEST_GOALS, TEST_GOALS + EVAL_GOALS),
+        "train": (TEST_GOALS + EVAL_GOALS, num_goals),
+        "all": (0, num_goals),
+    }
     start, stop = bounds[split]
     return range(min(start, num_goals), min(stop, num_goals))
 

@@ -166,14 +166,37 @@ class WebShopEngine:
     def results_page(self, instruction: str, keywords: str, page_number: int, session_id: str = "fixed") -> Page:
         asins = self.top_asins(keywords)
         window = asins[(page_number - 1) * PRODUCT_WINDOW : page_number * PRODUCT_WINDOW] if page_number >= 1 else []
-        return Page(kind="results", instruction=instruction, session_id=session_id, keywords=keywords,
-                    page_number=page_number, total=len(asins), products=[self.products[a] for a in window])
+        return Page(
+            kind="results",
+            instruction=instruction,
+            session_id=session_id,
+            keywords=keywords,
+            page_number=page_number,
+            total=len(asins),
+            products=[self.products[a] for a in window],
+        )
 
-    def item_page(self, instruction: str, asin: str, keywords: str, page_number: int, options: dict[str, str],
-                  session_id: str = "fixed", sub_page: str = "") -> Page:
-        return Page(kind="sub" if sub_page else "item", instruction=instruction, session_id=session_id,
-                    keywords=keywords, page_number=page_number, product=self.product(asin), options=dict(options),
-                    sub_page=sub_page, show_attrs=self.show_attrs)
+    def item_page(
+        self,
+        instruction: str,
+        asin: str,
+        keywords: str,
+        page_number: int,
+        options: dict[str, str],
+        session_id: str = "fixed",
+        sub_page: str = "",
+    ) -> Page:
+        return Page(
+            kind="sub" if sub_page else "item",
+            instruction=instruction,
+            session_id=session_id,
+            keywords=keywords,
+            page_number=page_number,
+            product=self.product(asin),
+            options=dict(options),
+            sub_page=sub_page,
+            show_attrs=self.show_attrs,
+        )
 
     def purchase(self, goal: Goal, asin: str, options: dict[str, str]) -> Reward:
         """The reward for buying ``asin`` with ``options`` against ``goal``."""
@@ -265,8 +288,13 @@ class ShopSession:
             assert self.asin is not None
             self.reward = self.engine.purchase(self.goal, self.asin, self.options)
             self.done = True
-            self.page = Page(kind="done", instruction=instruction, session_id=self.session_id,
-                             reward=self.reward.total, reward_info=self.reward.as_info())
+            self.page = Page(
+                kind="done",
+                instruction=instruction,
+                session_id=self.session_id,
+                reward=self.reward.total,
+                reward_info=self.reward.as_info(),
+            )
 
     def _show_results(self, page_number: int) -> None:
         self.page_number, self.asin, self.options = page_number, None, {}
@@ -275,6 +303,13 @@ class ShopSession:
 
     def _show_item(self, sub_page: str = "") -> None:
         assert self.asin is not None
-        self.page = self.engine.item_page(self.goal.instruction_text, self.asin, self.keywords, self.page_number,
-                                          self.options, self.session_id, sub_page)
+        self.page = self.engine.item_page(
+            self.goal.instruction_text,
+            self.asin,
+            self.keywords,
+            self.page_number,
+            self.options,
+            self.session_id,
+            sub_page,
+        )
         self.page.visited = frozenset(self.visited)

@@ -106,8 +106,14 @@ class WebShopEnv(TextEnv):
         super().__init__(max_turns=max_turns, action_format=action_format, render_mode=render_mode)
         owner = type(self).__name__
         dataset = check_choice(owner, "dataset", dataset, ("generated", "official"))
-        files = {name: check_path(owner, name, value) for name, value in
-                 (("data_path", data_path), ("product_file", product_file), ("attribute_file", attribute_file))}
+        files = {
+            name: check_path(owner, name, value)
+            for name, value in (
+                ("data_path", data_path),
+                ("product_file", product_file),
+                ("attribute_file", attribute_file),
+            )
+        }
         goal_source = check_choice(owner, "goal_source", goal_source, ("synthetic", "human"))
         num_products = check_int(owner, "num_products", num_products, minimum=1, optional=True)
         split = check_choice(owner, "split", split, ("train", "eval", "test", "all"))
@@ -122,8 +128,10 @@ class WebShopEnv(TextEnv):
             ignored = [name for name, value in files.items() if value is not None]
             ignored += ["goal_source='human'"] if goal_source == "human" else []
             if ignored:
-                raise ValueError(f"{owner}: {', '.join(ignored)} need dataset='official'; "
-                                 "dataset='generated' is built in and reads no files")
+                raise ValueError(
+                    f"{owner}: {', '.join(ignored)} need dataset='official'; "
+                    "dataset='generated' is built in and reads no files"
+                )
             self.engine = _generated_engine(num_products or 1000, generator_seed, cache_index, noun_tagger, show_attrs)
         else:
             paths = official_files(files["data_path"], files["product_file"], files["attribute_file"], goal_source)
@@ -172,17 +180,29 @@ class WebShopEnv(TextEnv):
         try:
             self.session.step(action)
         except InvalidAction as error:
-            return Outcome(observation=self._render(self.session.page), action_valid=False,
-                           info={"error": str(error), "page": self.session.page.kind})
+            return Outcome(
+                observation=self._render(self.session.page),
+                action_valid=False,
+                info={"error": str(error), "page": self.session.page.kind},
+            )
         info: dict[str, Any] = {"page": self.session.page.kind}
         if not self.session.done:
             return Outcome(observation=self._render(self.session.page), info=info)
         reward = self.session.reward
         assert reward is not None
-        info.update(score=reward.total, reward_parts=reward.as_info(), purchased_asin=self.session.asin,
-                    purchased_options=dict(self.session.options))
-        return Outcome(observation=self._render(self.session.page), reward=reward.total, terminated=True,
-                       won=reward.total == 1.0, info=info)
+        info.update(
+            score=reward.total,
+            reward_parts=reward.as_info(),
+            purchased_asin=self.session.asin,
+            purchased_options=dict(self.session.options),
+        )
+        return Outcome(
+            observation=self._render(self.session.page),
+            reward=reward.total,
+            terminated=True,
+            won=reward.total == 1.0,
+            info=info,
+        )
 
 
 def official_files(
@@ -198,12 +218,21 @@ def official_files(
     """
 
     def locate(explicit: str | os.PathLike[str] | None, names: tuple[str, ...], what: str, argument: str = "") -> Path:
-        return locate_data(what, explicit=explicit, folder=data_path, env_var=DATA_ENV_VAR, names=names,
-                           owner="WebShop (dataset='official')", hint=f"(or pass {argument}=...)" if argument else "")
+        return locate_data(
+            what,
+            explicit=explicit,
+            folder=data_path,
+            env_var=DATA_ENV_VAR,
+            names=names,
+            owner="WebShop (dataset='official')",
+            hint=f"(or pass {argument}=...)" if argument else "",
+        )
 
     products = locate(product_file, (PRODUCT_FILE_SMALL, PRODUCT_FILE_FULL), "product file", "product_file")
     small = products.name == PRODUCT_FILE_SMALL
-    attribute_names = (ATTRIBUTE_FILE_SMALL, ATTRIBUTE_FILE_FULL) if small else (ATTRIBUTE_FILE_FULL, ATTRIBUTE_FILE_SMALL)
+    attribute_names = (
+        (ATTRIBUTE_FILE_SMALL, ATTRIBUTE_FILE_FULL) if small else (ATTRIBUTE_FILE_FULL, ATTRIBUTE_FILE_SMALL)
+    )
     attributes = locate(attribute_file, attribute_names, "attribute file", "attribute_file")
     human = None
     if goal_source == "human":
@@ -212,16 +241,33 @@ def official_files(
 
 
 @lru_cache(maxsize=4)
-def _generated_engine(num_products: int, seed: int, cache_index: bool, noun_tagger: str, show_attrs: bool) -> WebShopEngine:
+def _generated_engine(
+    num_products: int, seed: int, cache_index: bool, noun_tagger: str, show_attrs: bool
+) -> WebShopEngine:
     """One engine per configuration per process: vector envs share it instead of re-indexing."""
-    return WebShopEngine.generated(num_products, seed, cache_index=cache_index, noun_tagger=noun_tagger,
-                                   show_attrs=show_attrs)
+    return WebShopEngine.generated(
+        num_products, seed, cache_index=cache_index, noun_tagger=noun_tagger, show_attrs=show_attrs
+    )
 
 
 @lru_cache(maxsize=2)
 def _official_engine(
-    product_file: Path, attribute_file: Path, human_file: Path | None, num_products: int | None, seed: int,
-    cache_index: bool, noun_tagger: str, show_attrs: bool,
+    product_file: Path,
+    attribute_file: Path,
+    human_file: Path | None,
+    num_products: int | None,
+    seed: int,
+    cache_index: bool,
+    noun_tagger: str,
+    show_attrs: bool,
 ) -> WebShopEngine:
-    return WebShopEngine.from_files(product_file, attribute_file, human_file, num_products, seed,
-                                    cache_index=cache_index, noun_tagger=noun_tagger, show_attrs=show_attrs)
+    return WebShopEngine.from_files(
+        product_file,
+        attribute_file,
+        human_file,
+        num_products,
+        seed,
+        cache_index=cache_index,
+        noun_tagger=noun_tagger,
+        show_attrs=show_attrs,
+    )

@@ -35,13 +35,58 @@ from agentenvs.webshop.pages import SUB_PAGES
 METHODS = ("GET", "GET", "GET", "POST", "POST", "PUT", "DELETE", "PATCH", "HEAD", "OPTIONS")
 
 _RAW_SEGMENTS = (
-    "%ED%A0%80", "%ED%BF%BF", "%C0%AF", "%FF%FE", "%00", "%0A", "%0D%0A", "..", "..%2F..%2Fetc%2Fpasswd",
-    "%2e%2e%2f%2e%2e%2f", "%252e%252e%252f", "%C2%B2", "%E2%91%A2", "%D9%A1", "%EF%BC%91", "%F0%9F%98%80",
-    "%", "%Z1", "%E2%82", "+", "%20", "~", "*", "%7B%7D", "null", "-1", "0", "1e3", "0x10", "1.5", " 1",
+    "%ED%A0%80",
+    "%ED%BF%BF",
+    "%C0%AF",
+    "%FF%FE",
+    "%00",
+    "%0A",
+    "%0D%0A",
+    "..",
+    "..%2F..%2Fetc%2Fpasswd",
+    "%2e%2e%2f%2e%2e%2f",
+    "%252e%252e%252f",
+    "%C2%B2",
+    "%E2%91%A2",
+    "%D9%A1",
+    "%EF%BC%91",
+    "%F0%9F%98%80",
+    "%",
+    "%Z1",
+    "%E2%82",
+    "+",
+    "%20",
+    "~",
+    "*",
+    "%7B%7D",
+    "null",
+    "-1",
+    "0",
+    "1e3",
+    "0x10",
+    "1.5",
+    " 1",
 )
 _TEXTS = (
-    "", " ", "socks", "red shoes size 9", "\ud800", "a\udfffb", "\x00", "../../etc/passwd", "<script>alert(1)</script>",
-    "²", "③", "١", "１", "1" * 5000, "9" * 10, "x" * 600, "x" * 20_000, "ß" * 300, "'; DROP TABLE goals; --",
+    "",
+    " ",
+    "socks",
+    "red shoes size 9",
+    "\ud800",
+    "a\udfffb",
+    "\x00",
+    "../../etc/passwd",
+    "<script>alert(1)</script>",
+    "²",
+    "③",
+    "١",
+    "１",
+    "1" * 5000,
+    "9" * 10,
+    "x" * 600,
+    "x" * 20_000,
+    "ß" * 300,
+    "'; DROP TABLE goals; --",
 )
 
 
@@ -56,11 +101,25 @@ def _options_values(rng: random.Random, product_options: dict[str, list[str]]) -
     value = product_options.get(name, ["black"])[0]
     depth = rng.choice((10, 200, 600, 999))
     candidates = (
-        json.dumps({name: value}), "{}", json.dumps({name: "no such value"}), json.dumps({name: [value]}),
-        json.dumps({name: {"a": value}}), json.dumps({name: 3}), json.dumps({name: None}), "[1, 2]", "not json",
-        "[" * depth + "]" * depth, '{"a":' * (depth // 5) + "1" + "}" * (depth // 5), '{"\\ud800": "x"}',
-        json.dumps({name: "\\ud800"}).replace("\\\\", "\\"), '{"a": "\\u0000"}', "{" * 3000, '{"a": 1e999}',
-        '{"a": NaN}', '"just a string"', "1" * 4400,
+        json.dumps({name: value}),
+        "{}",
+        json.dumps({name: "no such value"}),
+        json.dumps({name: [value]}),
+        json.dumps({name: {"a": value}}),
+        json.dumps({name: 3}),
+        json.dumps({name: None}),
+        "[1, 2]",
+        "not json",
+        "[" * depth + "]" * depth,
+        '{"a":' * (depth // 5) + "1" + "}" * (depth // 5),
+        '{"\\ud800": "x"}',
+        json.dumps({name: "\\ud800"}).replace("\\\\", "\\"),
+        '{"a": "\\u0000"}',
+        "{" * 3000,
+        '{"a": 1e999}',
+        '{"a": NaN}',
+        '"just a string"',
+        "1" * 4400,
     )
     return _quoted(rng.choice(candidates))
 
@@ -94,12 +153,24 @@ def hostile_requests(
         query, page = _segment(rng, "socks"), _segment(rng, str(rng.choice((1, 2, 1000, 1001))))
         sub_page = _segment(rng, rng.choice(SUB_PAGES))
         opts = _options_values(rng, options.get(asin_value, {})) if rng.random() < 0.8 else _segment(rng, "{}")
-        path = rng.choice((
-            f"/{sid}", f"/search_results/{sid}/{query}/{page}", f"/item_page/{sid}/{asin}/{query}/{page}/{opts}",
-            f"/item_sub_page/{sid}/{asin}/{query}/{page}/{sub_page}/{opts}", f"/done/{sid}/{asin}/{opts}",
-            f"/search_results/{sid}/{query}", f"/item_page/{sid}/{asin}", f"/done/{sid}", "/", "//", "/static/../../x",
-            f"/search_results/{sid}/{query}/{page}/extra/segments", f"/{sid}/{sid}/{sid}", "/" + "a/" * 200,
-        ))
+        path = rng.choice(
+            (
+                f"/{sid}",
+                f"/search_results/{sid}/{query}/{page}",
+                f"/item_page/{sid}/{asin}/{query}/{page}/{opts}",
+                f"/item_sub_page/{sid}/{asin}/{query}/{page}/{sub_page}/{opts}",
+                f"/done/{sid}/{asin}/{opts}",
+                f"/search_results/{sid}/{query}",
+                f"/item_page/{sid}/{asin}",
+                f"/done/{sid}",
+                "/",
+                "//",
+                "/static/../../x",
+                f"/search_results/{sid}/{query}/{page}/extra/segments",
+                f"/{sid}/{sid}/{sid}",
+                "/" + "a/" * 200,
+            )
+        )
         if rng.random() < 0.1:
             path += "?" + rng.choice(("page=%ED%A0%80", "x=" + "y" * 5000, "a=1&a=2", "%", "q=%00"))
         form = None
@@ -145,8 +216,12 @@ def fuzz_routes(app: Flask, *, requests: int, seed: int) -> RouteFuzzReport:
     for _ in range(requests):
         method, path, form = next(stream)
         try:
-            response = client.open(path, method=method, data=form,
-                                   content_type="application/x-www-form-urlencoded" if form is not None else None)
+            response = client.open(
+                path,
+                method=method,
+                data=form,
+                content_type="application/x-www-form-urlencoded" if form is not None else None,
+            )
             status, body = response.status_code, response.get_data()[:200].decode("utf-8", "replace")
         except Exception as error:  # the test client re-raises what the app could not turn into a response
             status, body = 599, repr(error)[:200]

@@ -44,9 +44,22 @@ _CATEGORIES: dict[str, dict[str, Any]] = {
             ("Makeup Brush Set", "makeup brush set", "Tools & Accessories › Makeup Brushes"),
         ],
         "attributes": [
-            "sulfate free", "paraben free", "cruelty free", "natural ingredients", "long lasting",
-            "travel size", "sensitive skin", "dry skin", "tea tree", "argan oil", "coconut oil",
-            "vitamin c", "easy to use", "high quality", "fragrance free", "hyaluronic acid",
+            "sulfate free",
+            "paraben free",
+            "cruelty free",
+            "natural ingredients",
+            "long lasting",
+            "travel size",
+            "sensitive skin",
+            "dry skin",
+            "tea tree",
+            "argan oil",
+            "coconut oil",
+            "vitamin c",
+            "easy to use",
+            "high quality",
+            "fragrance free",
+            "hyaluronic acid",
         ],
         "options": {
             "size": ["2 fl oz", "4 fl oz", "8 fl oz", "12 fl oz", "16.9 fl oz", "pack of 2", "pack of 3"],
@@ -69,9 +82,22 @@ _CATEGORIES: dict[str, dict[str, Any]] = {
             ("Baseball Cap", "baseball cap", "Men › Accessories › Hats & Caps"),
         ],
         "attributes": [
-            "machine wash", "slim fit", "relaxed fit", "long sleeve", "short sleeve", "button closure",
-            "elastic waist", "rubber sole", "cotton spandex", "moisture wicking", "quick drying",
-            "daily wear", "high waist", "wide leg", "non slip", "polyester cotton",
+            "machine wash",
+            "slim fit",
+            "relaxed fit",
+            "long sleeve",
+            "short sleeve",
+            "button closure",
+            "elastic waist",
+            "rubber sole",
+            "cotton spandex",
+            "moisture wicking",
+            "quick drying",
+            "daily wear",
+            "high waist",
+            "wide leg",
+            "non slip",
+            "polyester cotton",
         ],
         "options": {
             "color": ["black", "white", "navy blue", "heather grey", "red", "olive green", "light pink", "burgundy"],
@@ -94,12 +120,33 @@ _CATEGORIES: dict[str, dict[str, Any]] = {
             ("Sparkling Water", "sparkling water", "Beverages › Water › Sparkling"),
         ],
         "attributes": [
-            "gluten free", "non gmo", "low sugar", "keto friendly", "usda organic", "high protein",
-            "sugar free", "plant based", "kosher certified", "caffeine free", "individually wrapped",
-            "ready to eat", "low calorie", "dairy free", "fair trade", "resealable bag",
+            "gluten free",
+            "non gmo",
+            "low sugar",
+            "keto friendly",
+            "usda organic",
+            "high protein",
+            "sugar free",
+            "plant based",
+            "kosher certified",
+            "caffeine free",
+            "individually wrapped",
+            "ready to eat",
+            "low calorie",
+            "dairy free",
+            "fair trade",
+            "resealable bag",
         ],
         "options": {
-            "flavor name": ["original", "vanilla almond", "chocolate chip", "sea salt", "lemon", "peanut butter", "mixed berry"],
+            "flavor name": [
+                "original",
+                "vanilla almond",
+                "chocolate chip",
+                "sea salt",
+                "lemon",
+                "peanut butter",
+                "mixed berry",
+            ],
             "size": ["6 ounce", "12 ounce", "1 pound", "pack of 6", "pack of 12", "24 count"],
         },
         "price": (3.0, 40.0),
@@ -119,9 +166,22 @@ _CATEGORIES: dict[str, dict[str, Any]] = {
             ("Area Rug", "area rug", "Home Décor › Area Rugs"),
         ],
         "attributes": [
-            "easy assembly", "solid wood", "metal frame", "storage space", "living room", "bedroom",
-            "space saving", "height adjustable", "non slip", "mid century", "lumbar support",
-            "engineered wood", "heavy duty", "easy clean", "steel frame", "assembly required",
+            "easy assembly",
+            "solid wood",
+            "metal frame",
+            "storage space",
+            "living room",
+            "bedroom",
+            "space saving",
+            "height adjustable",
+            "non slip",
+            "mid century",
+            "lumbar support",
+            "engineered wood",
+            "heavy duty",
+            "easy clean",
+            "steel frame",
+            "assembly required",
         ],
         "options": {
             "color": ["walnut", "white", "black", "grey", "oak brown", "espresso", "natural"],
@@ -135,7 +195,11 @@ _CATEGORIES: dict[str, dict[str, Any]] = {
             ("Wireless Earbuds", "wireless earbuds", "Headphones, Earbuds & Accessories › Earbud Headphones"),
             ("Phone Case", "phone case", "Cell Phones & Accessories › Cases, Holsters & Sleeves"),
             ("USB C Cable", "usb c cable", "Computers & Accessories › Cables › USB Cables"),
-            ("Power Bank", "power bank", "Cell Phones & Accessories › Chargers & Power Adapters › Portable Power Banks"),
+            (
+                "Power Bank",
+                "power bank",
+                "Cell Phones & Accessories › Chargers & Power Adapters › Portable Power Banks",
+            ),
             ("Bluetooth Speaker", "bluetooth speaker", "Portable Audio & Video › Portable Speakers"),
             ("Screen Protector", "screen protector", "Cell Phones & Accessories › Screen Protectors"),
             ("HDMI Cable", "hdmi cable", "Television & Video › Accessories › Cables › HDMI Cables"),
@@ -144,9 +208,22 @@ _CATEGORIES: dict[str, dict[str, Any]] = {
             ("Laptop Sleeve", "laptop sleeve", "Computers & Accessories › Laptop Accessories › Bags, Cases & Sleeves"),
         ],
         "attributes": [
-            "fast charging", "noise cancelling", "water resistant", "long battery life", "high definition",
-            "easy install", "wireless charging", "bluetooth 5.0", "shock absorbing", "hands free",
-            "aluminum alloy", "plug and play", "heavy duty", "scratch resistant", "gold plated", "high speed",
+            "fast charging",
+            "noise cancelling",
+            "water resistant",
+            "long battery life",
+            "high definition",
+            "easy install",
+            "wireless charging",
+            "bluetooth 5.0",
+            "shock absorbing",
+            "hands free",
+            "aluminum alloy",
+            "plug and play",
+            "heavy duty",
+            "scratch resistant",
+            "gold plated",
+            "high speed",
         ],
         "options": {
             "color": ["black", "white", "blue", "rose gold", "silver", "dark green", "purple"],
@@ -223,8 +300,17 @@ def _design(rng: random.Random, spec: dict[str, Any]) -> _Design:
     noun, query, sub_path = rng.choice(spec["types"])
     audience = rng.choice(("", "", " for Women", " for Men", " for Kids", " for Home", " for Travel"))
     attributes = tuple(rng.sample(spec["attributes"], rng.randint(3, 5)))
-    return _Design(noun, query, sub_path, _brand(rng), audience, attributes, rng.randint(1, 2),
-                   rng.uniform(*spec["price"]), _options(rng, spec["options"]))
+    return _Design(
+        noun,
+        query,
+        sub_path,
+        _brand(rng),
+        audience,
+        attributes,
+        rng.randint(1, 2),
+        rng.uniform(*spec["price"]),
+        _options(rng, spec["options"]),
+    )
 
 
 def _variant(rng: random.Random, design: _Design, spec: dict[str, Any]) -> _Design:
@@ -238,8 +324,17 @@ def _variant(rng: random.Random, design: _Design, spec: dict[str, Any]) -> _Desi
         price = design.price * rng.uniform(0.7, 1.6)
     brand = design.brand if rng.random() < 0.5 else _brand(rng)
     options = design.options if rng.random() < 0.7 else _options(rng, spec["options"])
-    return _Design(design.noun, design.query, design.sub_path, brand, design.audience, tuple(attributes), design.shown,
-                   price, options)
+    return _Design(
+        design.noun,
+        design.query,
+        design.sub_path,
+        brand,
+        design.audience,
+        tuple(attributes),
+        design.shown,
+        price,
+        options,
+    )
 
 
 def _product(
@@ -248,7 +343,7 @@ def _product(
     noun, query, brand, attributes = design.noun, design.query, design.brand, list(design.attributes)
     shown = attributes[: design.shown]
     title = f"{brand} {noun}{design.audience}, " + ", ".join(a.title() for a in shown)
-    extras = attributes[len(shown):]
+    extras = attributes[len(shown) :]
     bullets = [f"{a.upper()}: this {noun.lower()} is {a}, made by {brand} for everyday use." for a in extras]
     bullets.append(f"WHAT YOU GET: one {noun.lower()} from {brand}, backed by a 30-day guarantee.")
     rng.shuffle(bullets)
@@ -306,7 +401,9 @@ def generate_catalog(num_products: int = 1000, seed: int = 0) -> GeneratedCatalo
             if len(raw_products) == num_products:
                 break
             asin = _asin(rng, taken)
-            raw, annotation = _product(rng, asin, category, spec, design if member == 0 else _variant(rng, design, spec))
+            raw, annotation = _product(
+                rng, asin, category, spec, design if member == 0 else _variant(rng, design, spec)
+            )
             raw_products.append(raw)
             annotations[asin] = annotation
         family += 1

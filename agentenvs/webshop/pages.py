@@ -126,8 +126,11 @@ def page_pieces(page: Page) -> list[tuple[str, str]]:
     if page.kind == "search":
         return [("text", "WebShop"), ("text", "Instruction:"), ("text", page.instruction), ("search", "Search")]
     if page.kind == "done":
-        return [("text", "Thank you for shopping with us!"), ("text", "Your score (min 0.0, max 1.0)"),
-                ("text", _format_reward(page.reward))]
+        return [
+            ("text", "Thank you for shopping with us!"),
+            ("text", "Your score (min 0.0, max 1.0)"),
+            ("text", _format_reward(page.reward)),
+        ]
     pieces += [("text", "Instruction:"), ("text", page.instruction), ("back", BACK_TO_SEARCH)]
     if page.kind == "results":
         pieces.append(("text", f"Page {page.page_number} (Total results: {page.total})"))
@@ -144,7 +147,11 @@ def page_pieces(page: Page) -> list[tuple[str, str]]:
         for name, values in product.options.items():
             pieces.append(("text", name))
             pieces += [("option", value) for value in values]
-        pieces += [("text", product.title), ("text", f"Price: {product.price_tag}"), ("text", f"Rating: {product.rating}")]
+        pieces += [
+            ("text", product.title),
+            ("text", f"Price: {product.price_tag}"),
+            ("text", f"Rating: {product.rating}"),
+        ]
         pieces += [("sub", name) for name in _sub_pages(page)]
         pieces.append(("buy", BUY_NOW))
     elif page.sub_page == "Description":
@@ -153,8 +160,11 @@ def page_pieces(page: Page) -> list[tuple[str, str]]:
         pieces += [("text", bullet) for bullet in product.bullet_points]
     elif page.sub_page == "Reviews":
         for review in product.reviews:
-            pieces += [("text", f'"{review.get("title", "")}"'), ("text", str(review.get("score", ""))),
-                       ("text", str(review.get("body", "")))]
+            pieces += [
+                ("text", f'"{review.get("title", "")}"'),
+                ("text", str(review.get("score", ""))),
+                ("text", str(review.get("body", ""))),
+            ]
     elif page.sub_page == "Attributes":
         pieces += [("text", attribute) for attribute in product.attributes]
         pieces += [("text", product.category), ("text", product.query), ("text", product.product_category)]
@@ -210,9 +220,13 @@ def item_url(session_id: str, asin: str, keywords: str, page_number: int, option
     return f"/item_page/{_q(session_id)}/{_q(asin)}/{_q(keywords)}/{page_number}/{_q(options_token(options))}"
 
 
-def sub_page_url(session_id: str, asin: str, keywords: str, page_number: int, sub_page: str, options: dict[str, str]) -> str:
-    return (f"/item_sub_page/{_q(session_id)}/{_q(asin)}/{_q(keywords)}/{page_number}/{_q(sub_page)}/"
-            f"{_q(options_token(options))}")
+def sub_page_url(
+    session_id: str, asin: str, keywords: str, page_number: int, sub_page: str, options: dict[str, str]
+) -> str:
+    return (
+        f"/item_sub_page/{_q(session_id)}/{_q(asin)}/{_q(keywords)}/{page_number}/{_q(sub_page)}/"
+        f"{_q(options_token(options))}"
+    )
 
 
 def done_url(session_id: str, asin: str, options: dict[str, str]) -> str:
@@ -243,15 +257,22 @@ def page_html(page: Page) -> str:
     body: list[str] = []
     instruction = f'<div id="instruction-text"><h4>Instruction:<br>{escape(page.instruction)}</h4></div>'
     if page.kind == "search":
-        body += ['<div id="logo"><h2>WebShop</h2></div>', instruction,
-                 f'<form method="post" action="{escape(search_url(sid))}">'
-                 '<input id="search_input" type="text" name="search_query" placeholder="Search..." maxlength="500" required>'
-                 '<button class="btn" type="submit">Search</button></form>']
+        body += [
+            '<div id="logo"><h2>WebShop</h2></div>',
+            instruction,
+            f'<form method="post" action="{escape(search_url(sid))}">'
+            '<input id="search_input" type="text" name="search_query" placeholder="Search..." maxlength="500" required>'
+            '<button class="btn" type="submit">Search</button></form>',
+        ]
     elif page.kind == "done":
-        details = "".join(f"<tr><td>{escape(str(k))}</td><td>{escape(str(v))}</td></tr>" for k, v in page.reward_info.items())
-        body += ['<div id="thankyou"><h1>Thank you for shopping with us!</h1></div>',
-                 f'<h3 id="reward">Your score (min 0.0, max 1.0)<pre>{_format_reward(page.reward)}</pre></h3>',
-                 f'<table id="reward_info" hidden>{details}</table>']
+        details = "".join(
+            f"<tr><td>{escape(str(k))}</td><td>{escape(str(v))}</td></tr>" for k, v in page.reward_info.items()
+        )
+        body += [
+            '<div id="thankyou"><h1>Thank you for shopping with us!</h1></div>',
+            f'<h3 id="reward">Your score (min 0.0, max 1.0)<pre>{_format_reward(page.reward)}</pre></h3>',
+            f'<table id="reward_info" hidden>{details}</table>',
+        ]
     else:
         body += [instruction, f"<div>{_button(search_url(sid), BACK_TO_SEARCH)}</div>"]
         if page.kind == "results":
@@ -273,19 +294,33 @@ def page_html(page: Page) -> str:
                 for name, values in product.options.items():
                     radios = []
                     for index, value in enumerate(values):
-                        url = item_url(sid, product.asin, page.keywords, page.page_number, {**page.options, name: value})
+                        url = item_url(
+                            sid, product.asin, page.keywords, page.page_number, {**page.options, name: value}
+                        )
                         checked = " checked" if page.options.get(name) == value else ""
                         radio_id = f"radio_{escape(name)}{index}"
                         radios.append(
                             f'<input type="radio" id="{radio_id}" name="{escape(name)}" value="{escape(value)}" '
                             f'data-url="{escape(url)}"{checked}><label for="{radio_id}">{escape(value)}</label>'
                         )
-                    body.append(f'<div class="option"><h4>{escape(name)}</h4><div class="radio-toolbar">{"".join(radios)}</div></div>')
-                body += [f"<h2>{escape(product.title)}</h2>", f"<h4>Price: {escape(product.price_tag)}</h4>",
-                         f"<h4>Rating: {escape(product.rating)}</h4>"]
-                body.append("<div>" + "".join(
-                    _button(sub_page_url(sid, product.asin, page.keywords, page.page_number, name, page.options), name)
-                    for name in _sub_pages(page)) + "</div>")
+                    body.append(
+                        f'<div class="option"><h4>{escape(name)}</h4><div class="radio-toolbar">{"".join(radios)}</div></div>'
+                    )
+                body += [
+                    f"<h2>{escape(product.title)}</h2>",
+                    f"<h4>Price: {escape(product.price_tag)}</h4>",
+                    f"<h4>Rating: {escape(product.rating)}</h4>",
+                ]
+                body.append(
+                    "<div>"
+                    + "".join(
+                        _button(
+                            sub_page_url(sid, product.asin, page.keywords, page.page_number, name, page.options), name
+                        )
+                        for name in _sub_pages(page)
+                    )
+                    + "</div>"
+                )
                 body.append(f"<div>{_button(done_url(sid, product.asin, page.options), BUY_NOW, 'btn purchase')}</div>")
                 body.append(_OPTION_SCRIPT)
             else:
@@ -294,6 +329,12 @@ def page_html(page: Page) -> str:
                 pieces = page_pieces(page)
                 after_prev = next(i for i, (role, _) in enumerate(pieces) if role == "prev") + 1
                 texts = [text for _, text in pieces[after_prev:]]
-                body.append('<div class="sub-page">' + "".join(f'<p class="product-info">{escape(t)}</p>' for t in texts) + "</div>")
-    return (f'<!DOCTYPE html>\n<html><head><meta charset="utf-8"><title>WebShop</title><style>{_STYLE}</style>'
-            f'<link rel="icon" href="data:,"></head><body>{"".join(body)}</body></html>')
+                body.append(
+                    '<div class="sub-page">'
+                    + "".join(f'<p class="product-info">{escape(t)}</p>' for t in texts)
+                    + "</div>"
+                )
+    return (
+        f'<!DOCTYPE html>\n<html><head><meta charset="utf-8"><title>WebShop</title><style>{_STYLE}</style>'
+        f'<link rel="icon" href="data:,"></head><body>{"".join(body)}</body></html>'
+    )

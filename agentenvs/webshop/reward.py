@@ -114,8 +114,13 @@ def _field(record: Product | Goal | Mapping[str, Any], name: str) -> Any:
     """Reads a product/goal field from our dataclasses or from the original's dicts."""
     if isinstance(record, Mapping):
         return record[name]
-    aliases = {"name": "title", "Title": "title", "Attributes": "attributes", "BulletPoints": "bullet_points",
-               "Description": "description"}
+    aliases = {
+        "name": "title",
+        "Title": "title",
+        "Attributes": "attributes",
+        "BulletPoints": "bullet_points",
+        "Description": "description",
+    }
     return getattr(record, aliases.get(name, name) if isinstance(record, Product) else name)
 
 
@@ -158,12 +163,16 @@ def _goal_option_items(goal_options: Mapping[str, str] | Iterable[str]) -> list[
     return list(goal_options.items()) if isinstance(goal_options, Mapping) else list(goal_options)
 
 
-def get_option_reward(chosen: Iterable[str], goal_options: Mapping[str, str] | Iterable[str]) -> tuple[float | None, int]:
+def get_option_reward(
+    chosen: Iterable[str], goal_options: Mapping[str, str] | Iterable[str]
+) -> tuple[float | None, int]:
     """(share of goal options matched by a chosen option, number matched); None share without goal options."""
     chosen_normalized = [normalize_color(option) for option in chosen]
     wanted_normalized = [normalize_color(option) for option in _goal_option_items(goal_options)]
     matches = sum(
-        1 for wanted in wanted_normalized if any(fuzzy_match(have, wanted) > MATCH_THRESHOLD for have in chosen_normalized)
+        1
+        for wanted in wanted_normalized
+        if any(fuzzy_match(have, wanted) > MATCH_THRESHOLD for have in chosen_normalized)
     )
     share = matches / len(wanted_normalized) if wanted_normalized else None
     return share, matches

@@ -143,9 +143,14 @@ def register_credit_rule(name: str) -> Callable[[type[CreditRule]], type[CreditR
 
     def decorate(cls: type[CreditRule]) -> type[CreditRule]:
         known = CREDIT_RULES.get(name)
-        if known is not None and known is not cls and (known.__module__, known.__qualname__) != (
-            cls.__module__,
-            cls.__qualname__,
+        if (
+            known is not None
+            and known is not cls
+            and (known.__module__, known.__qualname__)
+            != (
+                cls.__module__,
+                cls.__qualname__,
+            )
         ):  # the same class imported twice (e.g. pytest's importlib mode) is no conflict
             raise ValueError(f"credit rule {name!r} is already registered ({CREDIT_RULES[name].__name__})")
         cls.name = name

@@ -121,17 +121,23 @@ class DynamicDecoder:
         self.attention_mask = attention_mask
         positions = positions_from_mask(attention_mask)
         self.positions = positions[:, -1:]
-        output = self.model(input_ids=input_ids, attention_mask=attention_mask, position_ids=positions,
-                            use_cache=True, logits_to_keep=1)
+        output = self.model(
+            input_ids=input_ids, attention_mask=attention_mask, position_ids=positions, use_cache=True, logits_to_keep=1
+        )
         self.cache = returned_cache(output)
         return output.logits[:, -1, :]
 
     def step(self, tokens: torch.Tensor) -> torch.Tensor:
         self.attention_mask = torch.cat([self.attention_mask, self.attention_mask.new_ones(len(tokens), 1)], dim=1)
         self.positions = self.positions + 1
-        output = self.model(input_ids=tokens[:, None], attention_mask=self.attention_mask,
-                            position_ids=self.positions, use_cache=True, logits_to_keep=1,
-                            **{self.cache_keyword: self.cache})
+        output = self.model(
+            input_ids=tokens[:, None],
+            attention_mask=self.attention_mask,
+            position_ids=self.positions,
+            use_cache=True,
+            logits_to_keep=1,
+            **{self.cache_keyword: self.cache},
+        )
         self.cache = returned_cache(output)
         return output.logits[:, -1, :]
 
@@ -187,8 +193,14 @@ class StaticDecoder:
         positions = positions_from_mask(attention_mask)
         self.positions = positions[:, -1:].clone()
         self.written = prompt_width
-        output = self.model(input_ids=input_ids, attention_mask=self.attention_mask, position_ids=positions,
-                            use_cache=True, logits_to_keep=1, **{self.cache_keyword: cache})
+        output = self.model(
+            input_ids=input_ids,
+            attention_mask=self.attention_mask,
+            position_ids=positions,
+            use_cache=True,
+            logits_to_keep=1,
+            **{self.cache_keyword: cache},
+        )
         return output.logits[:, -1, :]
 
     def step(self, tokens: torch.Tensor) -> torch.Tensor:
@@ -197,9 +209,14 @@ class StaticDecoder:
         self.attention_mask[:, self.written] = 1  # the token fed now sits at cache position `written`
         self.written += 1
         self.positions.add_(1)
-        output = self._step_forward(input_ids=tokens[:, None], attention_mask=self.attention_mask,
-                                    position_ids=self.positions, use_cache=True, logits_to_keep=1,
-                                    **{self.cache_keyword: self.cache})
+        output = self._step_forward(
+            input_ids=tokens[:, None],
+            attention_mask=self.attention_mask,
+            position_ids=self.positions,
+            use_cache=True,
+            logits_to_keep=1,
+            **{self.cache_keyword: self.cache},
+        )
         return output.logits[:, -1, :]
 
 

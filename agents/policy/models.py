@@ -31,9 +31,7 @@ from pathlib import Path
 SMOLLM2_GGUF = "SmolLM2-135M-Instruct.Q4_1.gguf"
 QWEN_TIKTOKEN = "qwen.tiktoken"
 # The Qwen split pattern (same regex the Qwen tokenizers use).
-QWEN_PATTERN = (
-    r"""(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+"""
-)
+QWEN_PATTERN = r"""(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+"""
 QWEN_SPECIAL_TOKENS = ("<|endoftext|>", "<|im_start|>", "<|im_end|>")
 # ChatML, as Qwen models format chats; ``enable_thinking=False`` adds an empty think block.
 CHATML_TEMPLATE = (

@@ -75,8 +75,9 @@ class PromptCacheStore:
             if key in self._kept or not key:
                 continue
             start = width - len(key)
-            self._kept[key] = [(keys[row, :, start:width].clone(), values[row, :, start:width].clone())
-                               for keys, values in layers]
+            self._kept[key] = [
+                (keys[row, :, start:width].clone(), values[row, :, start:width].clone()) for keys, values in layers
+            ]
 
     def longest_prefix(self, prompt_ids: Sequence[int], kept_prompt_ids: Sequence[int]) -> tuple[int, list[LayerKV]]:
         """The kept KV of ``kept_prompt_ids`` that ``prompt_ids`` can reuse, and its length.

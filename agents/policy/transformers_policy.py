@@ -193,14 +193,20 @@ class TransformersPolicy:
                 total = int(base.config.num_hidden_layers)
                 layers = list(range(max(0, total - lora.top_layers), total))
                 if target == "all-linear":  # peft wants explicit names with layers_to_transform
-                    target = sorted({
-                        name.rsplit(".", 1)[-1]
-                        for name, module in base.named_modules()
-                        if isinstance(module, torch.nn.Linear) and ".layers." in f".{name}"
-                    })
+                    target = sorted(
+                        {
+                            name.rsplit(".", 1)[-1]
+                            for name, module in base.named_modules()
+                            if isinstance(module, torch.nn.Linear) and ".layers." in f".{name}"
+                        }
+                    )
             config = LoraConfig(
-                r=lora.rank, lora_alpha=lora.alpha, lora_dropout=lora.dropout, target_modules=target,
-                layers_to_transform=layers, layers_pattern="layers" if layers is not None else None,
+                r=lora.rank,
+                lora_alpha=lora.alpha,
+                lora_dropout=lora.dropout,
+                target_modules=target,
+                layers_to_transform=layers,
+                layers_pattern="layers" if layers is not None else None,
             )
             self.model = get_peft_model(base, config)
             self.model.eval()
@@ -278,9 +284,7 @@ class TransformersPolicy:
             prompts, prompt_ids, responses, logprobs, reasons, strict=True
         ):
             text, offsets = self._text_with_offsets(response)
-            generations.append(
-                Generation(prompt, ids, response, text, token_logprobs, offsets, reason)
-            )
+            generations.append(Generation(prompt, ids, response, text, token_logprobs, offsets, reason))
         return generations
 
     def _decode(
@@ -391,8 +395,11 @@ class TransformersPolicy:
             cache_arguments = {"use_cache": True, cache_keyword(model): cache}
         position_ids = positions_from_mask(attention_mask)[:, attention_mask.shape[1] - input_ids.shape[1] :]
         output = model(
-            input_ids=input_ids, attention_mask=attention_mask, position_ids=position_ids,
-            logits_to_keep=width + 1, **cache_arguments,
+            input_ids=input_ids,
+            attention_mask=attention_mask,
+            position_ids=position_ids,
+            logits_to_keep=width + 1,
+            **cache_arguments,
         )
         logits = output.logits[:, :-1, :]
         logprobs = selective_logprobs(
@@ -445,8 +452,10 @@ class TransformersPolicy:
                 raise ValueError(f"got {len(reuse_from)} reuse_from prompts for {len(prompts)} prompts")
             if reference:
                 raise ValueError("reuse_from reuses the policy's own KV; it cannot score with the reference model")
-            reused = [self.prompt_caches.longest_prefix(row, kept)
-                      for row, kept in zip(prompt_rows, self.prompt_ids(reuse_from), strict=True)]
+            reused = [
+                self.prompt_caches.longest_prefix(row, kept)
+                for row, kept in zip(prompt_rows, self.prompt_ids(reuse_from), strict=True)
+            ]
             prompt_rows = [row[length:] for row, (length, _) in zip(prompt_rows, reused, strict=True)]
         # Rows of similar length share a forward pass, so little compute goes to padding.
         lengths = torch.tensor([len(p) for p in prompt_rows]) + mask.sum(dim=1).cpu()
@@ -462,10 +471,17 @@ class TransformersPolicy:
                 chunk = reused[rows]
                 past = None
                 if any(length for length, _ in chunk):
-                    past = stacked_past([kv for _, kv in chunk], [length for length, _ in chunk],
-                                        config=model.config, device=self.device)
-                pieces.append(self.token_logprobs(prompt_ids[rows], prompt_mask[rows], response_ids[rows], mask[rows],
-                                                  model=model, past=past))
+                    past = stacked_past(
+                        [kv for _, kv in chunk],
+                        [length for length, _ in chunk],
+                        config=model.config,
+                        device=self.device,
+                    )
+                pieces.append(
+                    self.token_logprobs(
+                        prompt_ids[rows], prompt_mask[rows], response_ids[rows], mask[rows], model=model, past=past
+                    )
+                )
         if not pieces:
             return torch.zeros(0, 0)
         scored = torch.cat(pieces, dim=0)

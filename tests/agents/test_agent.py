@@ -15,9 +15,22 @@ pytestmark = pytest.mark.slow
 
 def train(agent_class, tmp_path, tiny_model_path, beta=0.0, **options):
     env = register_letter_hunt()
-    config = GRPOConfig(num_groups=2, group_size=4, max_new_tokens=4, eval_every=1, eval_episodes=2, save_every=0,
-                        output_dir=str(tmp_path / "run"), progress=False, tensorboard=False, learning_rate=1e-3,
-                        temperature=1.5, seed=1, beta=beta, credit_options=options)
+    config = GRPOConfig(
+        num_groups=2,
+        group_size=4,
+        max_new_tokens=4,
+        eval_every=1,
+        eval_episodes=2,
+        save_every=0,
+        output_dir=str(tmp_path / "run"),
+        progress=False,
+        tensorboard=False,
+        learning_rate=1e-3,
+        temperature=1.5,
+        seed=1,
+        beta=beta,
+        credit_options=options,
+    )
     agent = agent_class(model=str(tiny_model_path), env=env, config=config)
     before = [p.detach().clone() for p in agent.policy.trainable_parameters()[:3]]
     try:
@@ -52,8 +65,16 @@ def test_taspo_agent_programmatic_end_to_end(tmp_path, tiny_model_path):
 
 def test_lm_paths_end_to_end(tmp_path, tiny_model_path):
     """The policy writes rubric bundles and guidance; the frozen initial policy judges free-text items."""
-    agent, records, _ = train(ORSDAgent, tmp_path / "orsd", tiny_model_path, beta=0.01, proposer="policy",
-                              verifier="reference", num_bundles=2, lm_max_new_tokens=24)
+    agent, records, _ = train(
+        ORSDAgent,
+        tmp_path / "orsd",
+        tiny_model_path,
+        beta=0.01,
+        proposer="policy",
+        verifier="reference",
+        num_bundles=2,
+        lm_max_new_tokens=24,
+    )
     trained = [r for r in records if r["step"] > 0]
     # Every mixed group (of 2) asked the policy for two bundles; unparsable ones are counted as dropped.
     for r in trained:
@@ -61,17 +82,18 @@ def test_lm_paths_end_to_end(tmp_path, tiny_model_path):
         assert r["orsd/bundles_proposed"] == 2 * mixed_groups
         assert 0 <= r["orsd/bundles_dropped"] <= r["orsd/bundles_proposed"]
     assert any(r["orsd/groups_uniform_outcome"] < 1 for r in trained)
-    agent, records, _ = train(TASPOAgent, tmp_path / "taspo", tiny_model_path, analyzer="policy",
-                              lm_max_new_tokens=24)
+    agent, records, _ = train(TASPOAgent, tmp_path / "taspo", tiny_model_path, analyzer="policy", lm_max_new_tokens=24)
     assert all("taspo/pi_coverage" in r for r in records if r["step"] > 0)
 
 
-@pytest.mark.parametrize(("agent_class", "options"), [(TASPOAgent, {"pi_source": "unaligned"}),
-                                                      (ORSDAgent, {"coef": 0.5})])
+@pytest.mark.parametrize(
+    ("agent_class", "options"), [(TASPOAgent, {"pi_source": "unaligned"}), (ORSDAgent, {"coef": 0.5})]
+)
 def test_reusing_the_rollout_prompt_kv_leaves_training_unchanged(tmp_path, tiny_model_path, agent_class, options):
     _, plain, _ = train(agent_class, tmp_path / "plain", tiny_model_path, placement="prompt_end", **options)
-    agent, reused, _ = train(agent_class, tmp_path / "reused", tiny_model_path, placement="prompt_end",
-                             reuse_prompt_cache=True, **options)
+    agent, reused, _ = train(
+        agent_class, tmp_path / "reused", tiny_model_path, placement="prompt_end", reuse_prompt_cache=True, **options
+    )
     assert agent.trainer.credit_rule.reuses_prompt_caches and len(agent.policy.prompt_caches) == 0
     prefix = agent.config.credit + "/"
     activity = {"taspo": "taspo/pi_coverage", "orsd": "orsd/groups_with_rubric"}[agent.config.credit]

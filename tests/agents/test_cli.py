@@ -27,10 +27,30 @@ def test_parse_fills_the_typed_arguments():
 
 def test_train_then_eval_the_run(tmp_path, tiny_model_path, capsys):
     run = tmp_path / "run"
-    code = main(["train", "--model", str(tiny_model_path), "--total-steps", "1",
-                 "--config.num-groups", "1", "--config.group-size", "2", "--config.max-new-tokens", "4",
-                 "--config.eval-episodes", "1", "--config.env-kwargs", "max_turns", "1",
-                 "--config.output-dir", str(run), "--config.no-progress", "--config.no-tensorboard"])
+    code = main(
+        [
+            "train",
+            "--model",
+            str(tiny_model_path),
+            "--total-steps",
+            "1",
+            "--config.num-groups",
+            "1",
+            "--config.group-size",
+            "2",
+            "--config.max-new-tokens",
+            "4",
+            "--config.eval-episodes",
+            "1",
+            "--config.env-kwargs",
+            "max_turns",
+            "1",
+            "--config.output-dir",
+            str(run),
+            "--config.no-progress",
+            "--config.no-tensorboard",
+        ]
+    )
     assert code == 0
     printed = capsys.readouterr().out
     assert "held-out success:" in printed and "(step 0) ->" in printed and "(step 1)" in printed

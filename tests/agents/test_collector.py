@@ -49,8 +49,9 @@ def test_collects_groups_turns_and_token_spans():
 def test_invalid_actions_are_penalised_and_episodes_stop_when_done():
     # member 0 answers at once (done after 1 turn); the others write nonsense until truncation
     policy = ScriptedPolicy([["<answer>x</answer>", "blah", "blah"], "blah", "blah", "blah"])
-    collector = Collector(policy, "SearchQA-v0", num_groups=1, group_size=3, invalid_action_penalty=0.25,
-                          env_kwargs={"max_turns": 2})
+    collector = Collector(
+        policy, "SearchQA-v0", num_groups=1, group_size=3, invalid_action_penalty=0.25, env_kwargs={"max_turns": 2}
+    )
     batch, stats = collector.collect(seed=1)
     lengths = [len(t) for t in batch.trajectories]
     assert lengths == [1, 2, 2]
@@ -110,8 +111,12 @@ def test_an_expert_wins_every_episode_of_every_group(env_id, request):
     env_kwargs = {"max_turns": 12}
     if env_id == "ALFWorld-v0":
         pytest.importorskip("textworld")
-        env_kwargs = {"max_turns": 50, "data_path": str(request.getfixturevalue("shared_data") / "alfworld"),
-                      "split": "eval_in_distribution", "prefetch": False}
+        env_kwargs = {
+            "max_turns": 50,
+            "data_path": str(request.getfixturevalue("shared_data") / "alfworld"),
+            "split": "eval_in_distribution",
+            "prefetch": False,
+        }
     collector = Collector(None, env_id, num_groups=2, group_size=2, env_kwargs=env_kwargs)
     collector.policy = OraclePolicy(collector)
     try:

@@ -46,15 +46,39 @@ agent.learn(total, plot=False)
 
 def _run(tmp_path, model, output_dir, total_steps, kill_after_step=None, resume=False):
     settings = dict(
-        model=str(model), total_steps=total_steps, kill_after_step=kill_after_step, credit="alternating_sign",
-        num_groups=2, group_size=2, max_new_tokens=4, env_kwargs={"max_turns": 2}, eval_every=2, save_every=1,
-        eval_episodes=2, eval_greedy=False, learning_rate=1e-2, micro_batch_size=3, num_iterations=1,
-        mini_batches=2, lr_scheduler_type="cosine", warmup_steps=1, beta=0.05, output_dir=str(output_dir),
-        resume=resume, progress=False, tensorboard=True,
+        model=str(model),
+        total_steps=total_steps,
+        kill_after_step=kill_after_step,
+        credit="alternating_sign",
+        num_groups=2,
+        group_size=2,
+        max_new_tokens=4,
+        env_kwargs={"max_turns": 2},
+        eval_every=2,
+        save_every=1,
+        eval_episodes=2,
+        eval_greedy=False,
+        learning_rate=1e-2,
+        micro_batch_size=3,
+        num_iterations=1,
+        mini_batches=2,
+        lr_scheduler_type="cosine",
+        warmup_steps=1,
+        beta=0.05,
+        output_dir=str(output_dir),
+        resume=resume,
+        progress=False,
+        tensorboard=True,
     )
     env = {**os.environ, "AGENTENVS_CACHE": str(tmp_path / "cache")}
-    return subprocess.run([sys.executable, "-c", RUN_SCRIPT, json.dumps(settings)], cwd=REPO, env=env,
-                          capture_output=True, text=True, timeout=600)
+    return subprocess.run(
+        [sys.executable, "-c", RUN_SCRIPT, json.dumps(settings)],
+        cwd=REPO,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
 
 
 def _metrics(folder):
@@ -81,9 +105,18 @@ def test_resume_after_sigkill_reproduces_an_uninterrupted_run(tmp_path, tiny_mod
 
 
 def test_learn_end_to_end_on_searchqa(tmp_path, tiny_model_path):
-    config = GRPOConfig(num_groups=2, group_size=2, max_new_tokens=5, env_kwargs={"max_turns": 2}, eval_every=1,
-                        eval_episodes=2, save_every=1, output_dir=str(tmp_path / "run"), progress=False,
-                        learning_rate=1e-3)
+    config = GRPOConfig(
+        num_groups=2,
+        group_size=2,
+        max_new_tokens=5,
+        env_kwargs={"max_turns": 2},
+        eval_every=1,
+        eval_episodes=2,
+        save_every=1,
+        output_dir=str(tmp_path / "run"),
+        progress=False,
+        learning_rate=1e-3,
+    )
     agent = GRPOAgent(model=str(tiny_model_path), env="SearchQA-v0", config=config)
     try:
         record = agent.learn(2)
@@ -108,8 +141,11 @@ def _agentenvs_ids():
 
     import agentenvs  # noqa: F401
 
-    return sorted(k for k, spec in gym.registry.items()
-                  if isinstance(spec.entry_point, str) and spec.entry_point.startswith("agentenvs."))
+    return sorted(
+        k
+        for k, spec in gym.registry.items()
+        if isinstance(spec.entry_point, str) and spec.entry_point.startswith("agentenvs.")
+    )
 
 
 @pytest.mark.parametrize("env_id", [e for e in _agentenvs_ids() if e != "SearchQA-v0"])
@@ -120,8 +156,17 @@ def test_learn_runs_on_every_registered_env(env_id, tmp_path, tiny_model_path):
         gym.make(env_id).close()
     except (ImportError, FileNotFoundError) as error:
         pytest.skip(f"{env_id} is not usable here: {error}")
-    config = GRPOConfig(num_groups=1, group_size=2, max_new_tokens=4, env_kwargs={"max_turns": 2},
-                        eval_episodes=1, save_every=0, output_dir=str(tmp_path), progress=False, tensorboard=False)
+    config = GRPOConfig(
+        num_groups=1,
+        group_size=2,
+        max_new_tokens=4,
+        env_kwargs={"max_turns": 2},
+        eval_episodes=1,
+        save_every=0,
+        output_dir=str(tmp_path),
+        progress=False,
+        tensorboard=False,
+    )
     agent = GRPOAgent(model=str(tiny_model_path), env=env_id, config=config)
     try:
         record = agent.learn(1, plot=False)
@@ -135,14 +180,25 @@ def test_trainer_applies_any_registered_rule_and_updates_weights(tmp_path, tiny_
     @register_credit_rule("plus_one")
     class PlusOne(CreditRule):
         def compute(self, batch, context):
-            assert context.score(batch.prompts[:1], batch.response_ids[:1],
-                                 response_mask=batch.response_mask[:1]).shape == (1, batch.response_ids.shape[1])
+            assert context.score(
+                batch.prompts[:1], batch.response_ids[:1], response_mask=batch.response_mask[:1]
+            ).shape == (1, batch.response_ids.shape[1])
             return CreditResult(batch.response_mask.float())
 
     try:
-        config = GRPOConfig(credit="plus_one", num_groups=1, group_size=2, max_new_tokens=4,
-                            env_kwargs={"max_turns": 1}, eval_episodes=1, save_every=0, output_dir=str(tmp_path),
-                            progress=False, tensorboard=False, learning_rate=1e-2)
+        config = GRPOConfig(
+            credit="plus_one",
+            num_groups=1,
+            group_size=2,
+            max_new_tokens=4,
+            env_kwargs={"max_turns": 1},
+            eval_episodes=1,
+            save_every=0,
+            output_dir=str(tmp_path),
+            progress=False,
+            tensorboard=False,
+            learning_rate=1e-2,
+        )
         agent = GRPOAgent(model=str(tiny_model_path), env="SearchQA-v0", config=config)
         before = {k: v.clone() for k, v in agent.policy.trainable_state_dict().items()}
         agent.learn(1, plot=False)

@@ -43,14 +43,20 @@ def test_locate_data_order_and_defaults(monkeypatch, tmp_path):
     found = locate_data("product file", env_var="TEST_AGENTENVS_DATA", names=("small.json", "full.json"))
     assert found == tmp_path / "small.json"
     (tmp_path / "small.json").unlink()
-    assert locate_data("product file", env_var="TEST_AGENTENVS_DATA", names=("small.json", "full.json")).name == "full.json"
+    assert (
+        locate_data("product file", env_var="TEST_AGENTENVS_DATA", names=("small.json", "full.json")).name
+        == "full.json"
+    )
     assert locate_data("product file", explicit=other, names=("full.json",), env_var="TEST_AGENTENVS_DATA") == other
     assert locate_data("product file", explicit="", folder=tmp_path, names=("full.json",)).name == "full.json"
 
 
 def test_locate_data_messages(monkeypatch, tmp_path):
     monkeypatch.delenv("TEST_AGENTENVS_DATA", raising=False)
-    with pytest.raises(FileNotFoundError, match=r"Shop: the product file is needed: pass data_path=<folder holding a\.json> or set \$TEST_AGENTENVS_DATA\. Get it"):
+    with pytest.raises(
+        FileNotFoundError,
+        match=r"Shop: the product file is needed: pass data_path=<folder holding a\.json> or set \$TEST_AGENTENVS_DATA\. Get it",
+    ):
         locate_data("product file", env_var="TEST_AGENTENVS_DATA", names=("a.json",), owner="Shop", hint="Get it.")
     with pytest.raises(FileNotFoundError, match=f"Shop: no product file at {tmp_path / 'a.json'}"):
         locate_data("product file", folder=tmp_path, names=("a.json", "b.json"), owner="Shop")

@@ -11,8 +11,24 @@ from agentenvs.core.projection import (
 
 TAG_SOUP = st.lists(
     st.one_of(
-        st.sampled_from(["<think>", "</think>", "<action>", "</action>", "<search>", "</search>",
-                         "<answer>", "</answer>", "<information>", "<", ">", "/", " ", "\n"]),
+        st.sampled_from(
+            [
+                "<think>",
+                "</think>",
+                "<action>",
+                "</action>",
+                "<search>",
+                "</search>",
+                "<answer>",
+                "</answer>",
+                "<information>",
+                "<",
+                ">",
+                "/",
+                " ",
+                "\n",
+            ]
+        ),
         st.text(max_size=20),
     ),
     max_size=30,
@@ -115,16 +131,18 @@ SURROGATE, NUL, REPLACEMENT = chr(0xD800), chr(0), chr(0xFFFD)
 
 
 def test_sanitize_model_text_replaces_one_for_one():
-    raw = f"go{SURROGATE}{chr(0xDFFF)} x{NUL}y \U0001F600 é"
+    raw = f"go{SURROGATE}{chr(0xDFFF)} x{NUL}y \U0001f600 é"
     clean = sanitize_model_text(raw)
-    assert clean == f"go{REPLACEMENT}{REPLACEMENT} x{REPLACEMENT}y \U0001F600 é"
+    assert clean == f"go{REPLACEMENT}{REPLACEMENT} x{REPLACEMENT}y \U0001f600 é"
     assert len(clean) == len(raw)
     clean.encode("utf-8")
     assert sanitize_model_text("plain text") == "plain text"
 
 
 UNSAFE_SOUP = st.lists(
-    st.one_of(st.sampled_from([SURROGATE, chr(0xDFFF), chr(0xDBFF) + chr(0xDC00), NUL]), st.characters(exclude_categories=())),
+    st.one_of(
+        st.sampled_from([SURROGATE, chr(0xDFFF), chr(0xDBFF) + chr(0xDC00), NUL]), st.characters(exclude_categories=())
+    ),
     max_size=60,
 ).map("".join)
 

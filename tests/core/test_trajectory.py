@@ -19,19 +19,41 @@ spans = st.builds(
     st.integers(0, 10_000),
     st.one_of(st.none(), st.tuples(st.integers(0, 50), st.integers(50, 99))),
 )
-json_leaves = st.one_of(st.none(), st.booleans(), st.integers(-(2**53), 2**53),
-                        st.floats(allow_nan=False), st.text())
-infos = st.dictionaries(st.text(max_size=10), st.recursive(json_leaves, lambda kids: st.lists(kids, max_size=3)
-                        | st.dictionaries(st.text(max_size=5), kids, max_size=3), max_leaves=8), max_size=5)
-turns = st.builds(Turn, observation=st.text(), raw_output=st.text(), action=st.text(),
-                  action_span=st.one_of(st.none(), spans), reward=st.floats(allow_nan=False, allow_infinity=False),
-                  valid=st.booleans(), info=infos)
+json_leaves = st.one_of(st.none(), st.booleans(), st.integers(-(2**53), 2**53), st.floats(allow_nan=False), st.text())
+infos = st.dictionaries(
+    st.text(max_size=10),
+    st.recursive(
+        json_leaves,
+        lambda kids: st.lists(kids, max_size=3) | st.dictionaries(st.text(max_size=5), kids, max_size=3),
+        max_leaves=8,
+    ),
+    max_size=5,
+)
+turns = st.builds(
+    Turn,
+    observation=st.text(),
+    raw_output=st.text(),
+    action=st.text(),
+    action_span=st.one_of(st.none(), spans),
+    reward=st.floats(allow_nan=False, allow_infinity=False),
+    valid=st.booleans(),
+    info=infos,
+)
 
 
 def trajectories(task_id="t", group_id=0):
-    return st.builds(Trajectory, task_id=st.just(task_id), group_id=st.just(group_id), turns=st.lists(turns, max_size=4),
-                     success=st.booleans(), score=st.floats(allow_nan=False, allow_infinity=False), task=st.text(),
-                     initial_observation=st.text(), final_observation=st.text(), metadata=infos)
+    return st.builds(
+        Trajectory,
+        task_id=st.just(task_id),
+        group_id=st.just(group_id),
+        turns=st.lists(turns, max_size=4),
+        success=st.booleans(),
+        score=st.floats(allow_nan=False, allow_infinity=False),
+        task=st.text(),
+        initial_observation=st.text(),
+        final_observation=st.text(),
+        metadata=infos,
+    )
 
 
 @settings(max_examples=60, deadline=None)
@@ -44,8 +66,15 @@ def test_jsonl_round_trip_is_lossless(tmp_path_factory, groups):
 
 
 def test_mixed_records_and_numpy_values(tmp_path):
-    turn = Turn("obs", "<action>go</action>", "go", ActionSpan(8, 10, 2, 3), np.float32(0.5), np.bool_(True),
-                {"count": np.int64(3), "scores": np.array([1.5, 2.0]), "pair": (1, "a")})
+    turn = Turn(
+        "obs",
+        "<action>go</action>",
+        "go",
+        ActionSpan(8, 10, 2, 3),
+        np.float32(0.5),
+        np.bool_(True),
+        {"count": np.int64(3), "scores": np.array([1.5, 2.0]), "pair": (1, "a")},
+    )
     trajectory = Trajectory("t1", 0, [turn], success=True, score=1.0)
     path = tmp_path / "mixed.jsonl"
     write_jsonl(path, [trajectory, TrajectoryGroup("t1", 0, [trajectory])])

@@ -37,8 +37,11 @@ STEPS = {"SearchQA-v0": 1000, "WebShop-v0": 300, "ALFWorld-v0": 250}
 """Outputs per variant, sized so the folder runs in well under a minute on two cores."""
 DEFAULT_STEPS = 300
 
-CASES = [pytest.param(env_id, kwargs, id=f"{env_id}-{'-'.join(map(str, kwargs.values())) or 'default'}")
-         for env_id, variants in VARIANTS.items() for kwargs in variants]
+CASES = [
+    pytest.param(env_id, kwargs, id=f"{env_id}-{'-'.join(map(str, kwargs.values())) or 'default'}")
+    for env_id, variants in VARIANTS.items()
+    for kwargs in variants
+]
 
 
 def make(env_id: str, kwargs: dict[str, Any]) -> tuple[gym.Env, list[str] | None]:
@@ -85,8 +88,13 @@ def test_unencodable_characters_never_reach_observations(env_id: str):
         _, info = env.reset(seed=0, options={"task_id": task_ids[0]} if task_ids else None)
         admissible = info["admissible_actions"] or ["<search>x</search>", "<answer>x</answer>"]
         rng = random.Random(0)
-        for action in [f"search[shampoo {chr(0xD800)}]", *(f"{a}{chr(0xDFFF)}{chr(0)}" for a in admissible[:5]),
-                       f"{admissible[0][:-1]}{chr(0xD800)}{admissible[0][-1]}", chr(0xD800), f"go to {chr(0xDBFF)}"]:
+        for action in [
+            f"search[shampoo {chr(0xD800)}]",
+            *(f"{a}{chr(0xDFFF)}{chr(0)}" for a in admissible[:5]),
+            f"{admissible[0][:-1]}{chr(0xD800)}{admissible[0][-1]}",
+            chr(0xD800),
+            f"go to {chr(0xDBFF)}",
+        ]:
             raw = wrap_action(action, action_format, rng)
             result = env.step(raw)
             check_step(env, raw, result, action_format=action_format)

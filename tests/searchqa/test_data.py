@@ -11,11 +11,24 @@ from agentenvs.searchqa.data import (
 
 
 def test_hotpotqa_both_schemas(tmp_path):
-    hf = {"id": "h1", "question": "Q?", "answer": "A", "type": "bridge",
-          "supporting_facts": {"title": ["T1", "T2", "T1"], "sent_id": [0, 1, 2]},
-          "context": {"title": ["T1", "T2"], "sentences": [["One.", " Two."], ["Three."]]}}
-    original = [{"_id": "h2", "question": "Q2?", "answer": "B", "type": "comparison",
-                 "supporting_facts": [["T2", 0]], "context": [["T2", ["Three."]], ["T3", ["Four."]]]}]
+    hf = {
+        "id": "h1",
+        "question": "Q?",
+        "answer": "A",
+        "type": "bridge",
+        "supporting_facts": {"title": ["T1", "T2", "T1"], "sent_id": [0, 1, 2]},
+        "context": {"title": ["T1", "T2"], "sentences": [["One.", " Two."], ["Three."]]},
+    }
+    original = [
+        {
+            "_id": "h2",
+            "question": "Q2?",
+            "answer": "B",
+            "type": "comparison",
+            "supporting_facts": [["T2", 0]],
+            "context": [["T2", ["Three."]], ["T3", ["Four."]]],
+        }
+    ]
     (tmp_path / "hf.jsonl").write_text(json.dumps(hf) + "\n\n")
     (tmp_path / "orig.json").write_text(json.dumps(original))
     questions, passages = load_hotpotqa(tmp_path / "hf.jsonl")
@@ -27,8 +40,10 @@ def test_hotpotqa_both_schemas(tmp_path):
 
 def test_nq_and_flashrag(tmp_path):
     (tmp_path / "nq.jsonl").write_text(
-        json.dumps({"id": "n1", "question": "who?", "golden_answers": ["X", "Y"]}) + "\n"
-        + json.dumps({"question": "what?", "answer": "Z"}) + "\n"
+        json.dumps({"id": "n1", "question": "who?", "golden_answers": ["X", "Y"]})
+        + "\n"
+        + json.dumps({"question": "what?", "answer": "Z"})
+        + "\n"
     )
     first, second = load_nq_open(tmp_path / "nq.jsonl")
     assert first.answers == ("X", "Y") and second.answers == ("Z",) and second.id == "nq-1"

@@ -27,7 +27,9 @@ def test_search_then_answer_episode():
     assert observation.startswith("<information>Doc 1(Title: ") and observation.endswith("</information>")
     assert observation.count("Doc ") == 2 and reward == 0.0 and not terminated
     assert info["retrieved_titles"][0] == question.supporting_titles[0]
-    observation, reward, terminated, truncated, info = env.step(f"<think>ok</think><answer>the {question.answers[0]}.</answer>")
+    observation, reward, terminated, truncated, info = env.step(
+        f"<think>ok</think><answer>the {question.answers[0]}.</answer>"
+    )
     assert reward == 1.0 and terminated and info["won"] and info["em"] == 1.0 and info["f1"] == 1.0
     assert info["gold_answers"] == list(question.answers)
 
@@ -183,19 +185,38 @@ def test_max_turns_must_be_an_integer():
 @pytest.mark.parametrize(
     ("argument", "value", "error"),
     [
-        ("dataset", "trivia", ValueError), ("dataset", None, ValueError), ("dataset", ["nq"], ValueError),
-        ("data_path", 1, TypeError), ("questions_file", b"q.jsonl", TypeError), ("corpus_file", 2.0, TypeError),
-        ("split", "dev", ValueError), ("split", 1, ValueError),
-        ("top_k", 0, ValueError), ("top_k", 2.5, TypeError), ("top_k", "3", TypeError), ("top_k", True, TypeError),
-        ("max_turns", 0, ValueError), ("max_turns", None, TypeError),
-        ("max_passage_chars", 0, ValueError), ("max_passage_chars", 600.0, TypeError),
-        ("question_kinds", [], ValueError), ("question_kinds", [1], TypeError), ("question_kinds", 3, TypeError),
-        ("reward", "bleu", ValueError), ("reward", None, ValueError),
-        ("initial_search", 1, TypeError), ("initial_search", "True", TypeError),
-        ("generator_seed", "abc", TypeError), ("generator_seed", -1, ValueError), ("generator_seed", 0.5, TypeError),
-        ("test_fraction", 0.0, ValueError), ("test_fraction", 1, ValueError), ("test_fraction", float("nan"), ValueError),
+        ("dataset", "trivia", ValueError),
+        ("dataset", None, ValueError),
+        ("dataset", ["nq"], ValueError),
+        ("data_path", 1, TypeError),
+        ("questions_file", b"q.jsonl", TypeError),
+        ("corpus_file", 2.0, TypeError),
+        ("split", "dev", ValueError),
+        ("split", 1, ValueError),
+        ("top_k", 0, ValueError),
+        ("top_k", 2.5, TypeError),
+        ("top_k", "3", TypeError),
+        ("top_k", True, TypeError),
+        ("max_turns", 0, ValueError),
+        ("max_turns", None, TypeError),
+        ("max_passage_chars", 0, ValueError),
+        ("max_passage_chars", 600.0, TypeError),
+        ("question_kinds", [], ValueError),
+        ("question_kinds", [1], TypeError),
+        ("question_kinds", 3, TypeError),
+        ("reward", "bleu", ValueError),
+        ("reward", None, ValueError),
+        ("initial_search", 1, TypeError),
+        ("initial_search", "True", TypeError),
+        ("generator_seed", "abc", TypeError),
+        ("generator_seed", -1, ValueError),
+        ("generator_seed", 0.5, TypeError),
+        ("test_fraction", 0.0, ValueError),
+        ("test_fraction", 1, ValueError),
+        ("test_fraction", float("nan"), ValueError),
         ("test_fraction", "0.2", TypeError),
-        ("cache_index", "no", TypeError), ("cache_index", 0, TypeError),
+        ("cache_index", "no", TypeError),
+        ("cache_index", 0, TypeError),
         ("render_mode", "rgb_array", ValueError),
     ],
 )

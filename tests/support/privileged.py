@@ -24,7 +24,7 @@ from collections.abc import Callable, Sequence
 import torch
 
 from agentenvs.core.env import Outcome, TextEnv
-from agentenvs.core.trajectory import TrajectoryGroup
+from agentenvs.core.trajectory import Trajectory, TrajectoryGroup
 from agents.rollout import RolloutBatch, RolloutRow
 
 
@@ -84,15 +84,34 @@ def batch_from_groups(
                 ids = [ord(char) for char in turn.raw_output] or [32]
                 span = turn.action_span
                 token_span = None if span is None else (span.start, span.end)
-                rows.append(RolloutRow(default_prompt(trajectory.task, turn.observation) if prompt is None
-                                       else prompt(trajectory.task, turn.observation), [1], ids, [0.0] * len(ids),
-                                       token_span, index, turn_number, group.group_id, turn.reward, turn.valid))
+                rows.append(
+                    RolloutRow(
+                        default_prompt(trajectory.task, turn.observation)
+                        if prompt is None
+                        else prompt(trajectory.task, turn.observation),
+                        [1],
+                        ids,
+                        [0.0] * len(ids),
+                        token_span,
+                        index,
+                        turn_number,
+                        group.group_id,
+                        turn.reward,
+                        turn.valid,
+                    )
+                )
             rewards.append(trajectory.score)
             success.append(trajectory.success)
             group_ids.append(group.group_id)
             index += 1
-    batch = RolloutBatch.from_rows(rows, trajectory_rewards=rewards, trajectory_success=success,
-                                   trajectory_group_ids=group_ids, pad_token_id=0, groups=list(groups))
+    batch = RolloutBatch.from_rows(
+        rows,
+        trajectory_rewards=rewards,
+        trajectory_success=success,
+        trajectory_group_ids=group_ids,
+        pad_token_id=0,
+        groups=list(groups),
+    )
     if scorer is not None:
         batch.old_logprobs = scorer(batch.prompts, batch.response_ids, None, response_mask=batch.response_mask)
     return batch
@@ -108,14 +127,28 @@ def make_turn(observation: str, action: str, *, reward: float = 0.0, valid: bool
     return Turn(observation, raw, action if valid else "", span, reward, valid)
 
 
-def make_trajectory(task: str, steps: Sequence[tuple[str, str]], success: bool, *, group_id: int = 0,
-                    task_id: str = "toy", final_observation: str = ""):
+def make_trajectory(
+    task: str,
+    steps: Sequence[tuple[str, str]],
+    success: bool,
+    *,
+    group_id: int = 0,
+    task_id: str = "toy",
+    final_observation: str = "",
+):
     """A trajectory from (observation, action) pairs; score 1.0 on success."""
-    from agentenvs.core.trajectory import Trajectory
 
     turns = [make_turn(observation, action) for observation, action in steps]
-    return Trajectory(task_id, group_id, turns, success, float(success), task=task,
-                      initial_observation=steps[0][0] if steps else "", final_observation=final_observation)
+    return Trajectory(
+        task_id,
+        group_id,
+        turns,
+        success,
+        float(success),
+        task=task,
+        initial_observation=steps[0][0] if steps else "",
+        final_observation=final_observation,
+    )
 
 
 TOY_TASK = "put a pen in drawer 1."
@@ -148,10 +181,14 @@ def toy_group(group_id: int = 0, task_id: str = "toy") -> TrajectoryGroup:
         (start, "go to drawer 1"),
         ("The drawer 1 is open. In it, you see nothing.", "look"),
     ]
-    make = lambda steps, ok: make_trajectory(TOY_TASK, steps, ok, group_id=group_id, task_id=task_id,  # noqa: E731
-                                             final_observation="Done." if ok else "Nothing happens.")
-    return TrajectoryGroup(task_id, group_id, [make(win_a, True), make(lose_a, False), make(win_b, True),
-                                               make(lose_b, False)])
+
+    def make(steps: list[tuple[str, str]], ok: bool) -> Trajectory:
+        final = "Done." if ok else "Nothing happens."
+        return make_trajectory(TOY_TASK, steps, ok, group_id=group_id, task_id=task_id, final_observation=final)
+
+    return TrajectoryGroup(
+        task_id, group_id, [make(win_a, True), make(lose_a, False), make(win_b, True), make(lose_b, False)]
+    )
 
 
 class LetterHuntEnv(TextEnv):
@@ -189,4 +226,3 @@ def register_letter_hunt() -> str:
 
     register_env("LetterHunt-v0", "tests.support.privileged:LetterHuntEnv")
     return "LetterHunt-v0"
-

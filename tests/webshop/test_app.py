@@ -98,9 +98,13 @@ def test_malformed_clicks(app, engine: WebShopEngine):
     client.get("/fixed_0")
     asin = next(a for a, p in engine.products.items() if p.options)
     name = next(iter(engine.products[asin].options))
-    for options, fragment in [("not-json", "JSON object"), ("[1, 2]", "JSON object"),
-                              (json.dumps({name: "no such value"}), "no option"),
-                              (json.dumps({"nope": "x"}), "no option"), ("{" * 3000, "too long")]:
+    for options, fragment in [
+        ("not-json", "JSON object"),
+        ("[1, 2]", "JSON object"),
+        (json.dumps({name: "no such value"}), "no option"),
+        (json.dumps({"nope": "x"}), "no option"),
+        ("{" * 3000, "too long"),
+    ]:
         response = client.get(f"/item_page/fixed_0/{asin}/socks/1/{quote(options, safe='')}")
         assert response.status_code == 400 and fragment in response.get_data(as_text=True)
         response = client.post(f"/done/fixed_0/{asin}/{quote(options, safe='')}")

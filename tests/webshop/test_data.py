@@ -31,9 +31,15 @@ from agentenvs.webshop.data import (
 
 def raw(asin: str = "B000000001", **overrides):
     record = {
-        "asin": asin, "name": "Cozy Wool Socks", "category": "fashion", "query": " Wool Socks ",
-        "product_category": "Clothing › Men › Socks", "full_description": "Warm socks.",
-        "small_description": ["Warm", "Soft"], "pricing": "$12.99", "images": ["http://x/1.jpg"],
+        "asin": asin,
+        "name": "Cozy Wool Socks",
+        "category": "fashion",
+        "query": " Wool Socks ",
+        "product_category": "Clothing › Men › Socks",
+        "full_description": "Warm socks.",
+        "small_description": ["Warm", "Soft"],
+        "pricing": "$12.99",
+        "images": ["http://x/1.jpg"],
         "customization_options": {"Color": [{"value": "Navy/Red"}, {"value": " Black "}], "Size": None},
         "brand": "dropped",
     }
@@ -43,8 +49,14 @@ def raw(asin: str = "B000000001", **overrides):
 
 @pytest.mark.parametrize(
     ("text", "expected"),
-    [("$12.99", [12.99]), ("$10.99 - $15.49", [10.99, 15.49]), ("$1,299.00", [1299.0]), ("", [100.0]),
-     (None, [100.0]), ("$1.00 - $2.00 - $3.00", [1.0, 2.0])],
+    [
+        ("$12.99", [12.99]),
+        ("$10.99 - $15.49", [10.99, 15.49]),
+        ("$1,299.00", [1299.0]),
+        ("", [100.0]),
+        (None, [100.0]),
+        ("$1.00 - $2.00 - $3.00", [1.0, 2.0]),
+    ],
 )
 def test_parse_pricing(text, expected):
     assert parse_pricing(text) == expected
@@ -64,8 +76,10 @@ def test_clean_options_lowercases_splits_slashes_and_drops_empty_groups():
 
 
 def test_clean_product_fields_and_skips():
-    product = clean_product(raw(), {"attributes": ["machine wash"], "instruction": "i need socks",
-                                    "instruction_attributes": ["machine wash"]})
+    product = clean_product(
+        raw(),
+        {"attributes": ["machine wash"], "instruction": "i need socks", "instruction_attributes": ["machine wash"]},
+    )
     assert isinstance(product, Product)
     assert product.query == "wool socks" and product.title == "Cozy Wool Socks"
     assert product.pricing == (12.99,) and product.price_tag == "$12.99"
@@ -139,9 +153,11 @@ def test_synthetic_goals_one_per_option_combination_with_weights():
         "B2": {"attributes": ["warm"], "instruction": "i want soft socks", "instruction_attributes": ["soft", "warm"]},
         "B3": {"attributes": ["x"]},
     }
-    records = [raw("B1", customization_options={"Size": [{"value": "S"}, {"value": "M"}],
-                                                 "Color": [{"value": "Red"}]}),
-               raw("B2", customization_options=None, pricing="$995"), raw("B3")]
+    records = [
+        raw("B1", customization_options={"Size": [{"value": "S"}, {"value": "M"}], "Color": [{"value": "Red"}]}),
+        raw("B2", customization_options=None, pricing="$995"),
+        raw("B3"),
+    ]
     products = clean_products(records, annotations)
     goals = synthetic_goals(products, product_prices(products), seed=0)
     assert [g.asin for g in goals] == ["B1", "B1", "B2"]
@@ -155,10 +171,16 @@ def test_synthetic_goals_one_per_option_combination_with_weights():
 
 def test_human_goals_skip_instructions_without_attributes():
     products = clean_products([raw("B1")])
-    instructions = {"B1": [
-        {"instruction": "i want navy socks.", "instruction_attributes": ["navy"], "instruction_options": ["navy | red"]},
-        {"instruction": "anything", "instruction_attributes": [], "instruction_options": []},
-    ]}
+    instructions = {
+        "B1": [
+            {
+                "instruction": "i want navy socks.",
+                "instruction_attributes": ["navy"],
+                "instruction_options": ["navy | red"],
+            },
+            {"instruction": "anything", "instruction_attributes": [], "instruction_options": []},
+        ]
+    }
     goals = human_goals(products, instructions, {"B1": 12.99}, seed=0)
     assert len(goals) == 1
     assert goals[0].instruction_text.startswith("i want navy socks, and price lower than")

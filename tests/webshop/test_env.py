@@ -124,8 +124,9 @@ def test_literal_default_make_passes_check_env():
 def test_group_vector_env_shares_one_engine():
     from agentenvs import make_group_vec
 
-    vec = make_group_vec("WebShop-v0", num_groups=2, group_size=3, seed=0, num_products=200, split="all",
-                         cache_index=False)
+    vec = make_group_vec(
+        "WebShop-v0", num_groups=2, group_size=3, seed=0, num_products=200, split="all", cache_index=False
+    )
     observations, infos = vec.reset(options={"task_ids": ["0", "5"]})
     assert infos["task_id"].tolist() == ["0", "0", "0", "5", "5", "5"]
     assert observations[0] == observations[2] and observations[0] != observations[3]
@@ -162,20 +163,35 @@ def test_generated_dataset_rejects_data_files(tmp_path):
 @pytest.mark.parametrize(
     ("argument", "value", "error"),
     [
-        ("dataset", "Generated", ValueError), ("dataset", None, ValueError),
-        ("data_path", 3, TypeError), ("product_file", b"items.json", TypeError), ("attribute_file", ["a"], TypeError),
-        ("goal_source", "humans", ValueError), ("goal_source", None, ValueError),
-        ("num_products", 2.5, TypeError), ("num_products", "100", TypeError), ("num_products", 0, ValueError),
+        ("dataset", "Generated", ValueError),
+        ("dataset", None, ValueError),
+        ("data_path", 3, TypeError),
+        ("product_file", b"items.json", TypeError),
+        ("attribute_file", ["a"], TypeError),
+        ("goal_source", "humans", ValueError),
+        ("goal_source", None, ValueError),
+        ("num_products", 2.5, TypeError),
+        ("num_products", "100", TypeError),
+        ("num_products", 0, ValueError),
         ("num_products", True, TypeError),
-        ("split", "validation", ValueError), ("split", None, ValueError),
-        ("observation_mode", "pixels", ValueError), ("observation_mode", "HTML", ValueError),
-        ("max_turns", 2.7, TypeError), ("max_turns", "15", TypeError), ("max_turns", 0, ValueError),
+        ("split", "validation", ValueError),
+        ("split", None, ValueError),
+        ("observation_mode", "pixels", ValueError),
+        ("observation_mode", "HTML", ValueError),
+        ("max_turns", 2.7, TypeError),
+        ("max_turns", "15", TypeError),
+        ("max_turns", 0, ValueError),
         ("action_format", "json", ValueError),
-        ("generator_seed", "abc", TypeError), ("generator_seed", 1.5, TypeError), ("generator_seed", -1, ValueError),
+        ("generator_seed", "abc", TypeError),
+        ("generator_seed", 1.5, TypeError),
+        ("generator_seed", -1, ValueError),
         ("generator_seed", None, TypeError),
-        ("noun_tagger", "nltk", ValueError), ("noun_tagger", 0, ValueError),
-        ("show_attrs", "yes", TypeError), ("show_attrs", 1, TypeError),
-        ("cache_index", "false", TypeError), ("cache_index", None, TypeError),
+        ("noun_tagger", "nltk", ValueError),
+        ("noun_tagger", 0, ValueError),
+        ("show_attrs", "yes", TypeError),
+        ("show_attrs", 1, TypeError),
+        ("cache_index", "false", TypeError),
+        ("cache_index", None, TypeError),
         ("render_mode", "human", ValueError),
     ],
 )

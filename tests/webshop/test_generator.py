@@ -12,8 +12,20 @@ from agentenvs.webshop.generator import generate_catalog
 from agentenvs.webshop.reward import get_option_reward
 from agentenvs.webshop.search import ProductSearch
 
-RAW_KEYS = {"asin", "name", "category", "query", "product_category", "full_description", "small_description",
-            "pricing", "customization_options", "images", "average_rating", "reviews"}
+RAW_KEYS = {
+    "asin",
+    "name",
+    "category",
+    "query",
+    "product_category",
+    "full_description",
+    "small_description",
+    "pricing",
+    "customization_options",
+    "images",
+    "average_rating",
+    "reviews",
+}
 
 
 def test_official_schema_and_determinism():
@@ -38,7 +50,10 @@ def test_default_shop_has_enough_goals_and_near_duplicates():
     for p in engine.products.values():
         by_query.setdefault(p.query, []).append(p)
     near_duplicates = sum(
-        any(q is not p and len(set(p.attributes) & set(q.attributes)) >= len(p.attributes) - 1 for q in by_query[p.query])
+        any(
+            q is not p and len(set(p.attributes) & set(q.attributes)) >= len(p.attributes) - 1
+            for q in by_query[p.query]
+        )
         for p in engine.products.values()
     )
     assert near_duplicates / len(engine.products) > 0.5  # families: same type, all attributes but one

@@ -26,8 +26,11 @@ def test_serve_answers_on_loopback():
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         port = sock.getsockname()[1]
-    server = subprocess.Popen([sys.executable, "-m", "agentenvs.webshop", "serve", "--port", str(port),
-                               "--num-products", "100"], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    server = subprocess.Popen(
+        [sys.executable, "-m", "agentenvs.webshop", "serve", "--port", str(port), "--num-products", "100"],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
     try:
         deadline = time.monotonic() + 60
         while True:

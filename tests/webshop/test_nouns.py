@@ -13,14 +13,39 @@ from tests.webshop.noun_reference import reference_nouns
 
 
 def test_tokenize_keeps_hyphens_and_decimals():
-    assert tokenize("T-Shirt, 16.9 Fl Oz (Pack of 2)") == ["t-shirt", ",", "16.9", "fl", "oz", "(", "pack", "of", "2", ")"]
+    assert tokenize("T-Shirt, 16.9 Fl Oz (Pack of 2)") == [
+        "t-shirt",
+        ",",
+        "16.9",
+        "fl",
+        "oz",
+        "(",
+        "pack",
+        "of",
+        "2",
+        ")",
+    ]
 
 
 @pytest.mark.parametrize(
     ("token", "noun"),
-    [("shampoo", True), ("the", False), ("12", False), ("3.4oz", False), ("2-pack", False), ("washable", False),
-     ("waterproof", False), ("natural", False), ("quickly", False), ("table", True), ("bottle", True),
-     ("plastic", True), ("sulfate-free", False), (",", False), ("women", True)],
+    [
+        ("shampoo", True),
+        ("the", False),
+        ("12", False),
+        ("3.4oz", False),
+        ("2-pack", False),
+        ("washable", False),
+        ("waterproof", False),
+        ("natural", False),
+        ("quickly", False),
+        ("table", True),
+        ("bottle", True),
+        ("plastic", True),
+        ("sulfate-free", False),
+        (",", False),
+        ("women", True),
+    ],
 )
 def test_is_noun(token, noun):
     assert is_noun(token) is noun
@@ -56,5 +81,7 @@ def reward_agreement(engine: WebShopEngine, num_goals: int, seed: int = 0) -> tu
 def test_total_reward_agrees_with_the_noun_tagged_reference():
     engine = WebShopEngine.generated(num_products=1000, seed=0, cache_index=False)
     agreement, mean_difference, cases = reward_agreement(engine, num_goals=300)
-    print(f"reward agreement with the reference tagger: {agreement:.4f} ({cases} cases), mean |diff| {mean_difference:.4f}")
+    print(
+        f"reward agreement with the reference tagger: {agreement:.4f} ({cases} cases), mean |diff| {mean_difference:.4f}"
+    )
     assert agreement >= 0.9 and mean_difference <= 0.05

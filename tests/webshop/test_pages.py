@@ -76,12 +76,34 @@ def test_search_and_item_text(engine: WebShopEngine):
     product = next(p for p in engine.products.values() if len(p.options) == 2)
     item = engine.item_page("i want socks", product.asin, "socks", 1, {})
     (name1, values1), (name2, values2) = product.options.items()
-    expected = (["Instruction:", "i want socks", "Back to Search", "< Prev", name1, *values1, name2, *values2,
-                 product.title, f"Price: {product.price_tag}", f"Rating: {product.rating}",
-                 "Description", "Features", "Reviews", "Buy Now"])
+    expected = [
+        "Instruction:",
+        "i want socks",
+        "Back to Search",
+        "< Prev",
+        name1,
+        *values1,
+        name2,
+        *values2,
+        product.title,
+        f"Price: {product.price_tag}",
+        f"Rating: {product.rating}",
+        "Description",
+        "Features",
+        "Reviews",
+        "Buy Now",
+    ]
     assert page_text(item) == " [SEP] ".join(expected)
-    assert list(clickables(item)) == ["back to search", "< prev", *values1, *values2, "description", "features",
-                                      "reviews", "buy now"]
+    assert list(clickables(item)) == [
+        "back to search",
+        "< prev",
+        *values1,
+        *values2,
+        "description",
+        "features",
+        "reviews",
+        "buy now",
+    ]
 
 
 def test_text_rich_marks_buttons_and_choices(engine: WebShopEngine):

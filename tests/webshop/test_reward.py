@@ -17,10 +17,16 @@ from agentenvs.webshop.reward import (
 
 def product(**overrides) -> Product:
     fields = dict(
-        asin="B1", title="Lavender Shampoo Bottle", category="beauty", query="shampoo",
-        product_category="Beauty › Hair Care › Shampoo", pricing=(10.0,), price_tag="$10.0",
+        asin="B1",
+        title="Lavender Shampoo Bottle",
+        category="beauty",
+        query="shampoo",
+        product_category="Beauty › Hair Care › Shampoo",
+        pricing=(10.0,),
+        price_tag="$10.0",
         options={"size": ["8 oz", "12 oz"], "color": ["navy blue", "red"]},
-        attributes=["sulfate free", "argan oil"], bullet_points=["Great for dry hair", "Made with TEA TREE"],
+        attributes=["sulfate free", "argan oil"],
+        bullet_points=["Great for dry hair", "Made with TEA TREE"],
         description="A gentle, paraben free formula.",
     )
     fields.update(overrides)
@@ -29,9 +35,15 @@ def product(**overrides) -> Product:
 
 def goal(**overrides) -> Goal:
     fields = dict(
-        asin="B1", category="beauty", query="shampoo", name="Lavender Shampoo Bottle",
-        product_category="Beauty › Hair Care › Shampoo", instruction_text="i need shampoo",
-        attributes=["sulfate free"], price_upper=20.0, goal_options={"size": "12 oz"},
+        asin="B1",
+        category="beauty",
+        query="shampoo",
+        name="Lavender Shampoo Bottle",
+        product_category="Beauty › Hair Care › Shampoo",
+        instruction_text="i need shampoo",
+        attributes=["sulfate free"],
+        price_upper=20.0,
+        goal_options={"size": "12 oz"},
     )
     fields.update(overrides)
     return Goal(**fields)
@@ -118,8 +130,13 @@ def test_total_reward_combination():
     assert r.total == pytest.approx(1 / 3) and r.r_option == 0.0 and r.r_price == 0.0
     # half type reward (different query and category, title overlap exactly 0.2)
     nouns = fixed_nouns({"bought": ["a"], "desired": list("abcde")})
-    r = get_reward(product(title="bought", query="q", product_category="A › B"), goal(name="desired"),
-                   price=10.0, options={"size": "12 oz"}, nouns=nouns)
+    r = get_reward(
+        product(title="bought", query="q", product_category="A › B"),
+        goal(name="desired"),
+        price=10.0,
+        options={"size": "12 oz"},
+        nouns=nouns,
+    )
     assert r.r_type == 0.5 and r.total == pytest.approx(0.5)
     # no goal options: weights over attributes + price only
     r = get_reward(product(), goal(goal_options={}, attributes=["sulfate free", "vegan", "argan oil"]), 10.0, {})
@@ -128,10 +145,23 @@ def test_total_reward_combination():
 
 
 def test_reward_reads_the_originals_dicts():
-    purchased = {"query": "shampoo", "product_category": "A › B", "name": "Argan Shampoo", "Title": "Argan Shampoo",
-                 "Attributes": ["argan oil"], "BulletPoints": [""], "Description": ""}
-    target = {"query": "shampoo", "product_category": "A › B", "name": "Argan Shampoo", "attributes": ["argan oil"],
-              "goal_options": ["red"], "price_upper": 5.0}
+    purchased = {
+        "query": "shampoo",
+        "product_category": "A › B",
+        "name": "Argan Shampoo",
+        "Title": "Argan Shampoo",
+        "Attributes": ["argan oil"],
+        "BulletPoints": [""],
+        "Description": "",
+    }
+    target = {
+        "query": "shampoo",
+        "product_category": "A › B",
+        "name": "Argan Shampoo",
+        "attributes": ["argan oil"],
+        "goal_options": ["red"],
+        "price_upper": 5.0,
+    }
     assert get_reward(purchased, target, price=4.0, options={"color": "bright red"}).total == 1.0
     # the original's quirk: "dark red" reduces to "dark" (first in its colour order), so it misses "red"
     assert get_reward(purchased, target, price=4.0, options={"color": "dark red"}).total == pytest.approx(2 / 3)

@@ -9,9 +9,19 @@ from agentenvs.webshop.search import SEARCH_RETURN_N, ProductSearch, product_doc
 
 
 def product(asin: str, title: str, **overrides) -> Product:
-    fields = dict(asin=asin, title=title, category="c", query="q", product_category="A › B", pricing=(1.0,),
-                  price_tag="$1.0", options={"color": ["Red", "blue"], "size": ["xl"]}, attributes=[],
-                  bullet_points=["First Bullet", "second bullet is not indexed"], description="A Description.")
+    fields = dict(
+        asin=asin,
+        title=title,
+        category="c",
+        query="q",
+        product_category="A › B",
+        pricing=(1.0,),
+        price_tag="$1.0",
+        options={"color": ["Red", "blue"], "size": ["xl"]},
+        attributes=[],
+        bullet_points=["First Bullet", "second bullet is not indexed"],
+        description="A Description.",
+    )
     fields.update(overrides)
     return Product(**fields)
 

@@ -18,17 +18,20 @@ def test_admissible_actions_are_listed_and_capped():
     builder = PromptBuilder(max_admissible=2)
     prompt = builder.build(task="T", observation="o", admissible_actions=["a", "b", "c"])
     assert "Admissible actions: ['a', 'b' (and 1 more)]" in prompt
-    assert "Admissible" not in PromptBuilder(show_admissible=False).build(task="T", observation="o",
-                                                                           admissible_actions=["a"])
+    assert "Admissible" not in PromptBuilder(show_admissible=False).build(
+        task="T", observation="o", admissible_actions=["a"]
+    )
     assert "Admissible" not in builder.build(task="T", observation="o", admissible_actions=None)
 
 
 def test_output_format_follows_the_env_or_the_override():
     prompt = PromptBuilder().build(task="T", observation="o", action_format="search_answer")
     assert prompt.endswith(FORMAT_INSTRUCTIONS["search_answer"])
-    assert PromptBuilder(output_format="think_action").build(
-        task="T", observation="o", action_format="search_answer"
-    ).endswith(FORMAT_INSTRUCTIONS["think_action"])
+    assert (
+        PromptBuilder(output_format="think_action")
+        .build(task="T", observation="o", action_format="search_answer")
+        .endswith(FORMAT_INSTRUCTIONS["think_action"])
+    )
     assert output_format_for("think_action_strict") == "think_action"
     assert PromptBuilder().stop_strings("search_answer") == ("</search>", "</answer>")
     assert FORMAT_INSTRUCTIONS["search_answer"] not in PromptBuilder(show_format=False).build(
@@ -55,7 +58,9 @@ def test_builds_from_a_real_env_info():
     env = gym.make("SearchQA-v0")
     observation, info = env.reset(seed=0)
     prompt = PromptBuilder().build(
-        task=info["task"], observation=observation, admissible_actions=info["admissible_actions"],
+        task=info["task"],
+        observation=observation,
+        admissible_actions=info["admissible_actions"],
         action_format=env.unwrapped.action_format,
     )
     assert info["task"] in prompt and "<search>" in prompt

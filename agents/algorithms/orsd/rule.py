@@ -98,25 +98,39 @@ class ORSDOptions(PrivilegedOptions):
 
     def __post_init__(self) -> None:
         name = "ORSDOptions"
-        check(name, "num_bundles", is_count(self.num_bundles, 1), "an integer >= 1",
-              self.num_bundles)
+        check(name, "num_bundles", is_count(self.num_bundles, 1), "an integer >= 1", self.num_bundles)
         check(name, "proposer", self.proposer in PROPOSERS, f"one of {PROPOSERS}", self.proposer)
         check(name, "verifier", self.verifier in VERIFIERS, f"one of {VERIFIERS}", self.verifier)
-        check(name, "verifier_model", self.verifier != "local" or bool(self.verifier_model),
-              "a model name or folder when verifier='local'", self.verifier_model)
-        check(name, "max_items", is_count(self.max_items, 1), "an integer >= 1",
-              self.max_items)
+        check(
+            name,
+            "verifier_model",
+            self.verifier != "local" or bool(self.verifier_model),
+            "a model name or folder when verifier='local'",
+            self.verifier_model,
+        )
+        check(name, "max_items", is_count(self.max_items, 1), "an integer >= 1", self.max_items)
         families = tuple(self.pattern_families)
-        check(name, "pattern_families", bool(families) and set(families) <= set(PATTERN_FAMILIES),
-              f"a non-empty subset of {PATTERN_FAMILIES}", self.pattern_families)
+        check(
+            name,
+            "pattern_families",
+            bool(families) and set(families) <= set(PATTERN_FAMILIES),
+            f"a non-empty subset of {PATTERN_FAMILIES}",
+            self.pattern_families,
+        )
         object.__setattr__(self, "pattern_families", families)
         check(name, "min_gap", 0 < self.min_gap <= 1, "in (0, 1]", self.min_gap)
-        check(name, "alignment_metric", self.alignment_metric in ALIGNMENT_METRICS, f"one of {ALIGNMENT_METRICS}",
-              self.alignment_metric)
+        check(
+            name,
+            "alignment_metric",
+            self.alignment_metric in ALIGNMENT_METRICS,
+            f"one of {ALIGNMENT_METRICS}",
+            self.alignment_metric,
+        )
         check(name, "coef", self.coef >= 0, ">= 0", self.coef)
         check(name, "clip", self.clip > 0, "> 0", self.clip)
-        check(name, "normalize", self.normalize in SHIFT_NORMALIZATIONS, f"one of {SHIFT_NORMALIZATIONS}",
-              self.normalize)
+        check(
+            name, "normalize", self.normalize in SHIFT_NORMALIZATIONS, f"one of {SHIFT_NORMALIZATIONS}", self.normalize
+        )
         super().__post_init__()
 
     @property
@@ -145,8 +159,12 @@ class ORSDCredit(GRPOCredit):
             return ProposalResult([], 0)
         opts = self.opts
         if opts.proposer == "programmatic":
-            return contrastive_rubric_bundles(group, families=opts.pattern_families[: opts.num_bundles],
-                                              max_items=opts.max_items, min_gap=opts.min_gap)
+            return contrastive_rubric_bundles(
+                group,
+                families=opts.pattern_families[: opts.num_bundles],
+                max_items=opts.max_items,
+                min_gap=opts.min_gap,
+            )
         if opts.proposer == "endpoint":
             complete: CompleteFn = self.opts.endpoint()
         else:
@@ -163,8 +181,10 @@ class ORSDCredit(GRPOCredit):
         if kind == "reference":
             policy = context.require_policy()
             if not policy.has_reference:
-                raise RuntimeError("verifier='reference' needs a policy that keeps its initial weights "
-                                   "(train with lora=True or beta > 0)")
+                raise RuntimeError(
+                    "verifier='reference' needs a policy that keeps its initial weights "
+                    "(train with lora=True or beta > 0)"
+                )
             score: Callable[..., torch.Tensor] = functools.partial(policy.score, reference=True)
         else:
             if self._local_verifier_policy is None:
@@ -198,8 +218,9 @@ class ORSDCredit(GRPOCredit):
                 continue
             verifier = verifier or self.verifier(context)
             matrices = _verify_bundles(verifier, proposal.bundles, group)
-            selection = select_rubric_bundle(proposal.bundles, matrices, success, metric=opts.alignment_metric,
-                                             min_alignment=opts.min_alignment)
+            selection = select_rubric_bundle(
+                proposal.bundles, matrices, success, metric=opts.alignment_metric, min_alignment=opts.min_alignment
+            )
             if selection.bundle is None:
                 continue
             bundle = judged_bundle(selection.bundle, matrices[selection.index])
@@ -209,19 +230,42 @@ class ORSDCredit(GRPOCredit):
             for member in members:
                 rubric_of_trajectory[member] = text
             if len(examples) < opts.log_examples:
-                examples.append({"task_id": group.task_id, "group_id": group.group_id, "source": bundle.source,
-                                      "alignment": selection.alignments[selection.index], "rubric": text})
+                examples.append(
+                    {
+                        "task_id": group.task_id,
+                        "group_id": group.group_id,
+                        "source": bundle.source,
+                        "alignment": selection.alignments[selection.index],
+                        "rubric": text,
+                    }
+                )
         rows = batch.trajectory_index.tolist()
         privileged = [rubric_of_trajectory[i] for i in rows]
-        shift = privileged_logprob_shift(
-            context.score, batch.prompts, batch.response_ids, batch.response_mask, privileged,
-            tasks=[trajectories[i].task for i in rows] if trajectories else None, placement=cast(Placement, opts.placement),
-            base_logprobs=None if opts.rescore_without_pi else batch.old_logprobs,
-            reuse_prompt_cache=opts.reuse_prompt_cache,
-        ) if any(privileged) else torch.zeros(batch.response_ids.shape)
+        shift = (
+            privileged_logprob_shift(
+                context.score,
+                batch.prompts,
+                batch.response_ids,
+                batch.response_mask,
+                privileged,
+                tasks=[trajectories[i].task for i in rows] if trajectories else None,
+                placement=cast(Placement, opts.placement),
+                base_logprobs=None if opts.rescore_without_pi else batch.old_logprobs,
+                reuse_prompt_cache=opts.reuse_prompt_cache,
+            )
+            if any(privileged)
+            else torch.zeros(batch.response_ids.shape)
+        )
         row_advantages = advantages[batch.trajectory_index]
-        token_advantages = orsd_token_advantages(row_advantages, shift, batch.response_mask, batch.trajectory_index,
-                                                 coef=opts.coef, clip=opts.clip, normalize=opts.normalize)
+        token_advantages = orsd_token_advantages(
+            row_advantages,
+            shift,
+            batch.response_mask,
+            batch.trajectory_index,
+            coef=opts.coef,
+            clip=opts.clip,
+            normalize=opts.normalize,
+        )
         groups = max(len(batch.groups), 1)
         stats = {
             "orsd/bundles_proposed": float(proposed),
@@ -229,8 +273,10 @@ class ORSDCredit(GRPOCredit):
             "orsd/groups_with_rubric": with_rubric / groups,
             "orsd/groups_uniform_outcome": uniform / groups,
             "orsd/selected_alignment": float(np.mean(alignments)) if alignments else 0.0,
-            **{f"orsd/{key}": value for key, value in
-               shaping_stats(row_advantages, token_advantages, batch.response_mask).items()},
+            **{
+                f"orsd/{key}": value
+                for key, value in shaping_stats(row_advantages, token_advantages, batch.response_mask).items()
+            },
         }
         return CreditResult(token_advantages, stats, examples)
 

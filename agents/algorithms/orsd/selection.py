@@ -126,7 +126,9 @@ def select_rubric_bundle(
     scores = []
     for bundle, matrix in zip(bundles, matrices, strict=True):
         if np.shape(matrix) != (len(bundle.items), len(y)):
-            raise ValueError(f"matrix shape {np.shape(matrix)} != (items, trajectories) = {(len(bundle.items), len(y))}")
+            raise ValueError(
+                f"matrix shape {np.shape(matrix)} != (items, trajectories) = {(len(bundle.items), len(y))}"
+            )
         fraction = satisfied_fraction(matrix)
         scores.append(math.nan if fraction is None else alignment(fraction, y, metric))
     best = max(range(len(scores)), key=lambda i: (scores[i] if not math.isnan(scores[i]) else -math.inf, -i))
@@ -138,4 +140,6 @@ def select_rubric_bundle(
 def judged_bundle(bundle: RubricBundle, matrix: np.ndarray) -> RubricBundle:
     """The bundle without the items that were not judged for every trajectory (what becomes PI)."""
     judged = ~np.isnan(np.asarray(matrix, dtype=float)).any(axis=1)
-    return RubricBundle(tuple(item for item, keep in zip(bundle.items, judged, strict=True) if keep), bundle.source, bundle.raw)
+    return RubricBundle(
+        tuple(item for item, keep in zip(bundle.items, judged, strict=True) if keep), bundle.source, bundle.raw
+    )

@@ -133,8 +133,7 @@ def build_item_question(item: RubricItem, trajectory: Trajectory, *, max_actions
             "You check whether an agent's attempt satisfies a rubric item.",
             f"Task: {shorten(trajectory.task, 300)}",
             "Actions taken:",
-            render_transcript([shorten(a, 80) for a in trajectory_actions(trajectory)], limit=max_actions)
-            or "(none)",
+            render_transcript([shorten(a, 80) for a in trajectory_actions(trajectory)], limit=max_actions) or "(none)",
             f"Rubric item: {item.text}",
             "Is the item satisfied? Answer yes or no.",
         ]
@@ -171,8 +170,12 @@ class LogprobVerifier(Verifier):
             return matrix
         if self.structured_programmatically:
             matrix = ProgrammaticVerifier()(items, trajectories)
-        ask = [(row, column) for row in range(len(items)) for column in range(len(trajectories))
-               if math.isnan(matrix[row, column])]
+        ask = [
+            (row, column)
+            for row in range(len(items))
+            for column in range(len(trajectories))
+            if math.isnan(matrix[row, column])
+        ]
         if not ask:
             return matrix
         questions = [build_item_question(items[row], trajectories[column]) for row, column in ask]

@@ -88,8 +88,9 @@ class PrivilegedOptions:
         check(owner, "placement", self.placement in PLACEMENTS, f"one of {PLACEMENTS}", self.placement)
         for name in ("rescore_without_pi", "reuse_prompt_cache"):
             check(owner, name, isinstance(getattr(self, name), bool), "True or False", getattr(self, name))
-        check(owner, "lm_max_new_tokens", is_count(self.lm_max_new_tokens, 1), "an integer >= 1",
-              self.lm_max_new_tokens)
+        check(
+            owner, "lm_max_new_tokens", is_count(self.lm_max_new_tokens, 1), "an integer >= 1", self.lm_max_new_tokens
+        )
         check(owner, "log_examples", is_count(self.log_examples, 0), "an integer >= 0", self.log_examples)
         users = self.endpoint_users
         if users:

@@ -120,9 +120,13 @@ def rule_based_guidance(successes: Sequence[Trajectory], *, max_items: int = 24)
             add(
                 "requirement",
                 key,
-                GuidanceItem("requirement", f'When {where} {"is" if len(anchors) == 1 else "are"} in view, '
-                             f'"{action}" was a step of a successful attempt.',
-                             anchors, evidence),
+                GuidanceItem(
+                    "requirement",
+                    f"When {where} {'is' if len(anchors) == 1 else 'are'} in view, "
+                    f'"{action}" was a step of a successful attempt.',
+                    anchors,
+                    evidence,
+                ),
                 sibling,
             )
             result = _result_of(trajectory, index)
@@ -130,9 +134,12 @@ def rule_based_guidance(successes: Sequence[Trajectory], *, max_items: int = 24)
                 add(
                     "progress",
                     key,
-                    GuidanceItem("progress", f'"{action}" makes progress when the result reads like '
-                                 f'"{shorten(result, 80)}".', anchors, f'did "{shorten(action, 60)}" -> saw '
-                                 f'"{shorten(result, 80)}"'),
+                    GuidanceItem(
+                        "progress",
+                        f'"{action}" makes progress when the result reads like "{shorten(result, 80)}".',
+                        anchors,
+                        f'did "{shorten(action, 60)}" -> saw "{shorten(result, 80)}"',
+                    ),
                     sibling,
                 )
             if previous is not None and normalize_action(previous[0]) != key:
@@ -140,8 +147,12 @@ def rule_based_guidance(successes: Sequence[Trajectory], *, max_items: int = 24)
                 add(
                     "order",
                     f"{normalize_action(previous[0])} -> {key}",
-                    GuidanceItem("order", f'Do "{previous[0]}" before "{action}".', pair_anchors,
-                                 f'"{shorten(previous[0], 60)}" then "{shorten(action, 60)}"'),
+                    GuidanceItem(
+                        "order",
+                        f'Do "{previous[0]}" before "{action}".',
+                        pair_anchors,
+                        f'"{shorten(previous[0], 60)}" then "{shorten(action, 60)}"',
+                    ),
                     sibling,
                 )
             previous = (action, anchors)
@@ -155,8 +166,12 @@ def rule_based_guidance(successes: Sequence[Trajectory], *, max_items: int = 24)
             add(
                 "alternative",
                 f"{normalize_action(first)} | {normalize_action(second)}",
-                GuidanceItem("alternative", f'When you see "{shorten(situation, 60)}", "{first}" and "{second}" '
-                             "both led to success.", anchors, f'saw "{shorten(situation, 80)}"'),
+                GuidanceItem(
+                    "alternative",
+                    f'When you see "{shorten(situation, 60)}", "{first}" and "{second}" both led to success.',
+                    anchors,
+                    f'saw "{shorten(situation, 80)}"',
+                ),
                 -1,
             )
     ranked: dict[str, list[GuidanceItem]] = {}
@@ -214,9 +229,11 @@ def parse_guidance(text: str, *, max_items: int = 8) -> Analysis:
             continue
         parts = [part.strip() for part in re.sub(r"^\s*(?:\d+[.)]|[-*•])\s*", "", line).split("|")]
         kind = _KIND_ALIASES.get(parts[0].lower().strip("*: "), "")
-        anchors = tuple(dict.fromkeys(a.strip().strip("\"'").lower() for a in parts[2].split(",") if a.strip())) if len(
-            parts
-        ) >= 3 else ()
+        anchors = (
+            tuple(dict.fromkeys(a.strip().strip("\"'").lower() for a in parts[2].split(",") if a.strip()))
+            if len(parts) >= 3
+            else ()
+        )
         if not kind or len(parts) < 3 or not parts[1] or not anchors:
             dropped += 1
             continue

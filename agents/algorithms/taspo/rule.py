@@ -77,16 +77,17 @@ class TASPOOptions(PrivilegedOptions):
     """Append each item's evidence to the PI text."""
     include_self: bool = False
     """Let a successful target use its own trajectory as a PI source."""
+
     def __post_init__(self) -> None:
         name = "TASPOOptions"
         check(name, "analyzer", self.analyzer in ANALYZERS, f"one of {ANALYZERS}", self.analyzer)
         check(name, "pi_source", self.pi_source in PI_SOURCES, f"one of {PI_SOURCES}", self.pi_source)
-        check(name, "support_level", self.support_level in SUPPORT_LEVELS, f"one of {SUPPORT_LEVELS}",
-              self.support_level)
+        check(
+            name, "support_level", self.support_level in SUPPORT_LEVELS, f"one of {SUPPORT_LEVELS}", self.support_level
+        )
         check(name, "kappa", self.kappa >= 0, ">= 0", self.kappa)
         check(name, "epsilon_w", 0 <= self.epsilon_w < 1, "in [0, 1) so weights stay positive", self.epsilon_w)
-        check(name, "anchor_match", self.anchor_match in ANCHOR_MATCHES, f"one of {ANCHOR_MATCHES}",
-              self.anchor_match)
+        check(name, "anchor_match", self.anchor_match in ANCHOR_MATCHES, f"one of {ANCHOR_MATCHES}", self.anchor_match)
         for field_name in ("max_guidance_items", "max_pi_items"):
             value = getattr(self, field_name)
             check(name, field_name, is_count(value, 1), "an integer >= 1", value)
@@ -139,8 +140,9 @@ class TASPOCredit(GRPOCredit):
             text = render_guidance(analysis.items, max_items=opts.max_pi_items, show_evidence=opts.show_evidence)
             return [text if ok else None for ok in valid]
         per_turn = align_guidance(analysis.items, target, match=opts.anchor_match)
-        return [render_guidance(items, max_items=opts.max_pi_items, show_evidence=opts.show_evidence)
-                for items in per_turn]
+        return [
+            render_guidance(items, max_items=opts.max_pi_items, show_evidence=opts.show_evidence) for items in per_turn
+        ]
 
     def compute(self, batch: RolloutBatch, context: CreditContext) -> CreditResult:
         opts = self.opts
@@ -162,8 +164,10 @@ class TASPOCredit(GRPOCredit):
                 sources = [t for t in wins if opts.include_self or t is not target]
                 per_turn = self.turn_privileged(target, sources, context, cache)
                 rows = rows_of.get(index, [])
-                texts = [per_turn[int(batch.turn_index[row])] if int(batch.turn_index[row]) < len(per_turn) else None
-                         for row in rows]
+                texts = [
+                    per_turn[int(batch.turn_index[row])] if int(batch.turn_index[row]) < len(per_turn) else None
+                    for row in rows
+                ]
                 # Fewer than two aligned turns → all weights 1: skip the scoring altogether.
                 if sum(text is not None for text in texts) < 2:
                     continue
@@ -172,16 +176,32 @@ class TASPOCredit(GRPOCredit):
                     privileged[row] = text
                 if len(examples) < opts.log_examples:
                     row, text = next((r, t) for r, t in zip(rows, texts, strict=True) if t is not None)
-                    examples.append({"task_id": group.task_id, "trajectory": index, "success": target.success,
-                                          "turn": int(batch.turn_index[row]), "privileged": text})
+                    examples.append(
+                        {
+                            "task_id": group.task_id,
+                            "trajectory": index,
+                            "success": target.success,
+                            "turn": int(batch.turn_index[row]),
+                            "privileged": text,
+                        }
+                    )
             offset += len(group)
         to_score, score_mask = self.scoring_plan(batch, privileged)
-        shift = privileged_logprob_shift(
-            context.score, batch.prompts, batch.response_ids, score_mask, to_score,
-            tasks=[trajectories[i].task for i in batch.trajectory_index.tolist()] if trajectories else None,
-            placement=cast(Placement, opts.placement), base_logprobs=None if opts.rescore_without_pi else batch.old_logprobs,
-            reuse_prompt_cache=opts.reuse_prompt_cache,
-        ) if any(to_score) else torch.zeros(batch.response_ids.shape)
+        shift = (
+            privileged_logprob_shift(
+                context.score,
+                batch.prompts,
+                batch.response_ids,
+                score_mask,
+                to_score,
+                tasks=[trajectories[i].task for i in batch.trajectory_index.tolist()] if trajectories else None,
+                placement=cast(Placement, opts.placement),
+                base_logprobs=None if opts.rescore_without_pi else batch.old_logprobs,
+                reuse_prompt_cache=opts.reuse_prompt_cache,
+            )
+            if any(to_score)
+            else torch.zeros(batch.response_ids.shape)
+        )
         weights = self.token_weights(batch, advantages, shift, privileged, rows_of)
         mask = batch.response_mask.bool()
         token_advantages = weighted_token_advantages(advantages[batch.trajectory_index], weights, mask)
@@ -194,13 +214,12 @@ class TASPOCredit(GRPOCredit):
             **{f"taspo/{k}": v for k, v in weight_stats(valid_weights).items()},
             "taspo/redistribution_abs_mean": float(
                 ((token_advantages - advantages[batch.trajectory_index][:, None]).abs() * mask).sum()
-                / mask.sum().clamp_min(1)),
+                / mask.sum().clamp_min(1)
+            ),
         }
         return CreditResult(token_advantages, stats, examples)
 
-    def scoring_plan(
-        self, batch: RolloutBatch, privileged: list[str | None]
-    ) -> tuple[list[str | None], torch.Tensor]:
+    def scoring_plan(self, batch: RolloutBatch, privileged: list[str | None]) -> tuple[list[str | None], torch.Tensor]:
         """Which rows the PI pass scores, and up to which token.
 
         Action-level support reads Δ on the action's tokens only, so each row is scored up to
@@ -221,7 +240,11 @@ class TASPOCredit(GRPOCredit):
         return to_score, mask
 
     def token_weights(
-        self, batch: RolloutBatch, advantages: torch.Tensor, shift: torch.Tensor, privileged: list[str | None],
+        self,
+        batch: RolloutBatch,
+        advantages: torch.Tensor,
+        shift: torch.Tensor,
+        privileged: list[str | None],
         rows_of: dict[int, list[int]],
     ) -> torch.Tensor:
         """``[B, T]`` weights (:func:`trajectory_row_weights` per trajectory); 1 where no PI."""
@@ -233,8 +256,11 @@ class TASPOCredit(GRPOCredit):
             if len(aligned_rows) < 2:
                 continue
             row_weights = trajectory_row_weights(
-                [shift[row, : int(lengths[row])] for row in aligned_rows], [tuple(spans[row]) for row in aligned_rows],
-                float(advantages[trajectory]), kappa=self.opts.kappa, epsilon=self.opts.epsilon_w,
+                [shift[row, : int(lengths[row])] for row in aligned_rows],
+                [tuple(spans[row]) for row in aligned_rows],
+                float(advantages[trajectory]),
+                kappa=self.opts.kappa,
+                epsilon=self.opts.epsilon_w,
                 level=self.opts.support_level,
             )
             for row, row_weight in zip(aligned_rows, row_weights, strict=True):

@@ -101,10 +101,13 @@ def trajectory_row_weights(
     if len(shifts) != len(action_spans):
         raise ValueError(f"got {len(shifts)} rows of shifts and {len(action_spans)} action spans")
     if level == "action":
-        support = torch.tensor([
-            action_support(shift, max(start, 0), max(end, 0), kappa=kappa)
-            for shift, (start, end) in zip(shifts, action_spans, strict=True)
-        ], dtype=torch.float64)
+        support = torch.tensor(
+            [
+                action_support(shift, max(start, 0), max(end, 0), kappa=kappa)
+                for shift, (start, end) in zip(shifts, action_spans, strict=True)
+            ],
+            dtype=torch.float64,
+        )
         turn_weights = taspo_weights(support, torch.ones(len(shifts), dtype=torch.bool), advantage, epsilon=epsilon)
         return [torch.full((len(shift),), float(weight)) for shift, weight in zip(shifts, turn_weights, strict=True)]
     if level != "token":

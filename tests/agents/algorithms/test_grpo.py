@@ -51,7 +51,10 @@ def test_grpo_rule_broadcasts_to_every_turn_token():
         RolloutRow("b", [1], [2, 3, 4], [0.0] * 3, (1, 2), 1, 0, 0, 1.0, True),
     ]
     batch = RolloutBatch.from_rows(
-        rows, trajectory_rewards=[0.0, 1.0], trajectory_success=[False, True], trajectory_group_ids=[0, 0],
+        rows,
+        trajectory_rewards=[0.0, 1.0],
+        trajectory_success=[False, True],
+        trajectory_group_ids=[0, 0],
         pad_token_id=0,
     )
     rule = make_credit_rule("grpo", GRPOConfig(scale_rewards="none"))

@@ -44,8 +44,10 @@ def test_micro_batches_sum_to_the_full_batch(loss_type):
     mask[:, 0] = 1
     totals = dict(total_rows=6, total_tokens=int(mask.sum()), max_length=5, loss_type=loss_type, beta=0.1)
     full, _ = policy_loss(logp, old, adv, mask, ref_logprobs=ref, **totals)
-    parts = sum(policy_loss(logp[s], old[s], adv[s], mask[s], ref_logprobs=ref[s], **totals)[0]
-                for s in (slice(0, 2), slice(2, 5), slice(5, 6)))
+    parts = sum(
+        policy_loss(logp[s], old[s], adv[s], mask[s], ref_logprobs=ref[s], **totals)[0]
+        for s in (slice(0, 2), slice(2, 5), slice(5, 6))
+    )
     assert parts.item() == pytest.approx(full.item(), rel=1e-5)
 
 

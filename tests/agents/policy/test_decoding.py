@@ -52,8 +52,9 @@ def test_static_cache_width_rounds_up_to_the_bucket():
 @pytest.mark.parametrize("greedy", [True, False])
 def test_static_decode_gives_the_dynamic_tokens_and_logprobs(tiny_model_path, greedy):
     dynamic = TransformersPolicy(str(tiny_model_path), max_new_tokens=9, temperature=0.8, seed=3)
-    static = TransformersPolicy(str(tiny_model_path), max_new_tokens=9, temperature=0.8, seed=3,
-                                decode="static", decode_bucket=8)
+    static = TransformersPolicy(
+        str(tiny_model_path), max_new_tokens=9, temperature=0.8, seed=3, decode="static", decode_bucket=8
+    )
     for _ in range(2):  # the second call reuses the static cache (reset, same buffers)
         expected = dynamic.generate(PROMPTS, greedy=greedy)
         got = static.generate(PROMPTS, greedy=greedy)
@@ -100,8 +101,7 @@ def test_bad_decode_settings_are_named(tiny_model_path):
 @pytest.mark.skipif(shutil.which("g++") is None, reason="torch.compile on CPU needs a C++ compiler")
 def test_compiled_static_decode_gives_the_same_tokens(tiny_model_path):
     eager = TransformersPolicy(str(tiny_model_path), max_new_tokens=5, seed=1, decode="static")
-    compiled = TransformersPolicy(str(tiny_model_path), max_new_tokens=5, seed=1, decode="static",
-                                  compile_decode=True)
+    compiled = TransformersPolicy(str(tiny_model_path), max_new_tokens=5, seed=1, decode="static", compile_decode=True)
     for want, have in zip(eager.generate(PROMPTS), compiled.generate(PROMPTS), strict=True):
         assert have.response_ids == want.response_ids
         assert torch.allclose(torch.tensor(have.logprobs), torch.tensor(want.logprobs), atol=1e-4)

@@ -68,9 +68,10 @@ def test_context_changes_scores_of_the_same_tokens(tiny_policy):
     same = tiny_policy.score(["Question?"], [generation.response_ids], contexts=[None])
     assert torch.equal(plain, same)
     assert not torch.allclose(plain, with_context)
-    assert tiny_policy.prompt_ids(["Question?"], ["The answer is 42."])[0] == tiny_policy.prompt_ids(
-        ["The answer is 42.\n\nQuestion?"]
-    )[0]
+    assert (
+        tiny_policy.prompt_ids(["Question?"], ["The answer is 42."])[0]
+        == tiny_policy.prompt_ids(["The answer is 42.\n\nQuestion?"])[0]
+    )
     with pytest.raises(ValueError, match="contexts"):
         tiny_policy.score(["a", "b"], [[1], [2]], contexts=["x"])
 

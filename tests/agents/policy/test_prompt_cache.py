@@ -5,8 +5,11 @@ from agents.algorithms.privileged.shift import insert_privileged_text
 from agents.policy import TransformersPolicy
 from agents.policy.prompt_cache import PromptCacheStore, common_prefix_length, stacked_past
 
-PROMPTS = ["Task: say hi.\nYou see a desk.", "Task: a much longer task line.\nYou see a long room with many things.",
-           "Task: x\nnothing"]
+PROMPTS = [
+    "Task: say hi.\nYou see a desk.",
+    "Task: a much longer task line.\nYou see a long room with many things.",
+    "Task: x\nnothing",
+]
 
 
 class FakeLayer:
@@ -65,8 +68,10 @@ def test_reusing_the_rollout_prompt_kv_gives_the_same_scores(tiny_model_path, pl
     assert len(policy.prompt_caches) == 2
     policy.generate(PROMPTS)  # outside the block nothing more is kept
     assert len(policy.prompt_caches) == 2
-    with_pi = [insert_privileged_text(p, "Hint: the desk 1 holds the pen.", task=p.split("\n")[0][6:],
-                                      placement=placement) for p in PROMPTS]
+    with_pi = [
+        insert_privileged_text(p, "Hint: the desk 1 holds the pen.", task=p.split("\n")[0][6:], placement=placement)
+        for p in PROMPTS
+    ]
     responses = [g.response_ids for g in generations] + [generations[0].response_ids]
     expected = policy.score(with_pi, responses)
     got = policy.score(with_pi, responses, reuse_from=PROMPTS)

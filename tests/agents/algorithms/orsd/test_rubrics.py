@@ -48,7 +48,10 @@ def test_contrastive_bundles_hand_checked():
     bundles = {b.source: b for b in contrastive_rubric_bundles(toy_group(), max_items=3).bundles}
     # take pen 2: both wins, no loss -> gap 1; put pen 2: gap 1; go to desk 1: wins 2/2, losses 1/2 -> 0.5.
     assert [i.args[0] for i in bundles["contrastive:requires"].items] == [
-        "take pen 2 from desk 1", "put pen 2 in/on drawer 1", "go to desk 1"]
+        "take pen 2 from desk 1",
+        "put pen 2 in/on drawer 1",
+        "go to desk 1",
+    ]
     # look: wins 1/2, losses 2/2 -> gap -0.5; take mug 1: 0 vs 1/2 -> -0.5 (first seen in losses first: look).
     assert [i.args[0] for i in bundles["contrastive:avoids"].items] == ["look", "take mug 1 from desk 1"]
     assert bundles["contrastive:mentions"].items[0] == RubricItem.mentions("pen 2")

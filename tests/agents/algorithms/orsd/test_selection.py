@@ -20,7 +20,8 @@ from agents.algorithms.orsd.selection import (
 def test_point_biserial_hand_computed():
     # f = [1, .5, 0, 0], y = [1, 1, 0, 0]: cov = 0.1875, std f = sqrt(0.171875), std y = 0.5.
     assert point_biserial(np.array([1, 0.5, 0, 0]), np.array([1, 1, 0, 0])) == pytest.approx(
-        0.1875 / (0.171875**0.5 * 0.5))
+        0.1875 / (0.171875**0.5 * 0.5)
+    )
     assert point_biserial(np.array([0.5, 0.5]), np.array([1, 0])) == 0.0
 
 
@@ -78,8 +79,11 @@ def test_judged_bundle_keeps_items_judged_everywhere():
 matrices_strategy = st.integers(2, 8).flatmap(
     lambda n: st.tuples(
         st.lists(st.booleans(), min_size=n, max_size=n),
-        st.lists(st.lists(st.lists(st.sampled_from([0.0, 1.0]), min_size=n, max_size=n), min_size=1, max_size=3),
-                 min_size=1, max_size=4),
+        st.lists(
+            st.lists(st.lists(st.sampled_from([0.0, 1.0]), min_size=n, max_size=n), min_size=1, max_size=3),
+            min_size=1,
+            max_size=4,
+        ),
         st.permutations(range(n)),
     )
 )
@@ -90,8 +94,10 @@ matrices_strategy = st.integers(2, 8).flatmap(
 def test_selection_invariants(data, metric):
     success, raw, order = data
     success = np.array(success)
-    bundles = [RubricBundle(tuple(RubricItem("text", f"item {b} {k}") for k in range(len(m))), source=str(b))
-               for b, m in enumerate(raw)]
+    bundles = [
+        RubricBundle(tuple(RubricItem("text", f"item {b} {k}") for k in range(len(m))), source=str(b))
+        for b, m in enumerate(raw)
+    ]
     matrices = [np.array(m) for m in raw]
     result = select_rubric_bundle(bundles, matrices, success, metric=metric)
     if success.all() or not success.any():
@@ -104,8 +110,7 @@ def test_selection_invariants(data, metric):
         assert scores[result.index] > 0 and scores[result.index] == scores.max()
         assert result.index == int(np.argmax(scores))
     # Permuting trajectories changes nothing; flipping labels negates point-biserial and AUC.
-    permuted = select_rubric_bundle(bundles, [m[:, list(order)] for m in matrices], success[list(order)],
-                                    metric=metric)
+    permuted = select_rubric_bundle(bundles, [m[:, list(order)] for m in matrices], success[list(order)], metric=metric)
     assert np.allclose(permuted.alignments, scores) and permuted.index == result.index
     if metric != "accuracy":
         flipped = select_rubric_bundle(bundles, matrices, ~success, metric=metric)

@@ -11,8 +11,10 @@ def test_orsd_token_advantages_hand_computed():
     mask = torch.tensor([[1, 1], [1, 0]])
     out = orsd_token_advantages(A, delta, mask, torch.tensor([0, 1]), coef=0.5, clip=1.0)
     assert out.tolist() == [[1.25, 1.5], [-1.5, 0.0]]
-    assert torch.equal(orsd_token_advantages(A, delta, mask, torch.tensor([0, 1]), coef=0.0, clip=1.0),
-                       torch.tensor([[1.0, 1.0], [-1.0, 0.0]]))
+    assert torch.equal(
+        orsd_token_advantages(A, delta, mask, torch.tensor([0, 1]), coef=0.0, clip=1.0),
+        torch.tensor([[1.0, 1.0], [-1.0, 0.0]]),
+    )
 
 
 def test_normalize_shift_per_trajectory_over_masked_tokens():

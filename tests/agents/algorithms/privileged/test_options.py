@@ -9,18 +9,32 @@ from agents.algorithms.taspo import TASPOOptions
 
 def test_both_rules_share_the_privileged_fields():
     shared = {field.name for field in dataclasses.fields(PrivilegedOptions)}
-    assert shared == {"endpoint_url", "endpoint_model", "endpoint_api_key_env", "placement", "rescore_without_pi",
-                      "reuse_prompt_cache", "lm_max_new_tokens", "log_examples"}
+    assert shared == {
+        "endpoint_url",
+        "endpoint_model",
+        "endpoint_api_key_env",
+        "placement",
+        "rescore_without_pi",
+        "reuse_prompt_cache",
+        "lm_max_new_tokens",
+        "log_examples",
+    }
     for cls in (ORSDOptions, TASPOOptions):
         assert shared <= {field.name for field in dataclasses.fields(cls)}
         assert issubclass(cls, PrivilegedOptions)
 
 
-@pytest.mark.parametrize(("cls", "field", "value"), [
-    (ORSDOptions, "placement", "middle"), (TASPOOptions, "placement", "middle"),
-    (ORSDOptions, "lm_max_new_tokens", 0), (TASPOOptions, "log_examples", -1),
-    (ORSDOptions, "rescore_without_pi", 1), (TASPOOptions, "lm_max_new_tokens", True),
-])
+@pytest.mark.parametrize(
+    ("cls", "field", "value"),
+    [
+        (ORSDOptions, "placement", "middle"),
+        (TASPOOptions, "placement", "middle"),
+        (ORSDOptions, "lm_max_new_tokens", 0),
+        (TASPOOptions, "log_examples", -1),
+        (ORSDOptions, "rescore_without_pi", 1),
+        (TASPOOptions, "lm_max_new_tokens", True),
+    ],
+)
 def test_shared_fields_are_checked_once_for_both_rules(cls, field, value):
     with pytest.raises(ValueError, match=f"{cls.__name__}.{field} must be"):
         cls(**{field: value})

@@ -40,8 +40,9 @@ def test_shift_hand_computed_and_rows_without_pi_not_scored():
     assert scorer.rows_scored == 4  # two rows, with and without PI
     base = scorer(prompts, ids, None, response_mask=mask)
     scorer.rows_scored = 0
-    reused = privileged_logprob_shift(scorer, prompts, ids, mask, ["boost", "boost", None], tasks=["t"] * 3,
-                                      base_logprobs=base)
+    reused = privileged_logprob_shift(
+        scorer, prompts, ids, mask, ["boost", "boost", None], tasks=["t"] * 3, base_logprobs=base
+    )
     assert torch.allclose(reused, shift)
     assert scorer.rows_scored == 2  # only the with-PI pass
 
@@ -77,24 +78,29 @@ def test_shift_with_the_real_policy_reuses_rollout_logprobs(tiny_policy):
         ids[row, :n], mask[row, :n] = torch.tensor(generation.response_ids), 1
         old[row, :n] = torch.tensor(generation.logprobs)
     privileged = ["Hint: the pen is on the desk 1.", None]
-    reused = privileged_logprob_shift(tiny_policy.score, prompts, ids, mask, privileged, tasks=["find the pen."] * 2,
-                                      base_logprobs=old)
-    rescored = privileged_logprob_shift(tiny_policy.score, prompts, ids, mask, privileged,
-                                        tasks=["find the pen."] * 2)
+    reused = privileged_logprob_shift(
+        tiny_policy.score, prompts, ids, mask, privileged, tasks=["find the pen."] * 2, base_logprobs=old
+    )
+    rescored = privileged_logprob_shift(tiny_policy.score, prompts, ids, mask, privileged, tasks=["find the pen."] * 2)
     assert torch.allclose(reused, rescored, atol=1e-4)
     assert reused[0][mask[0].bool()].abs().sum() > 0  # the hint moves the random model's log-probs
     assert (reused[1] == 0).all() and (reused[~mask.bool()] == 0).all()
     with_hint = insert_privileged_text(prompts[0], privileged[0], task="find the pen.")
     direct = tiny_policy.score([with_hint], ids[:1], response_mask=mask[:1]) - tiny_policy.score(
-        prompts[:1], ids[:1], response_mask=mask[:1])
+        prompts[:1], ids[:1], response_mask=mask[:1]
+    )
     assert torch.allclose(rescored[:1], direct * mask[:1], atol=1e-5)
 
 
 def test_after_task_lands_right_after_the_prompt_builders_task_line():
     from wrappers.prompting import PromptBuilder
 
-    prompt = PromptBuilder().build(task="Put a mug on the desk.", observation="You see a mug 1.",
-                                   history=[("You are in a room.", "go to desk 1")], action_format="think_action")
+    prompt = PromptBuilder().build(
+        task="Put a mug on the desk.",
+        observation="You see a mug 1.",
+        history=[("You are in a room.", "go to desk 1")],
+        action_format="think_action",
+    )
     lines = insert_privileged_text(prompt, "RUBRIC", task="Put a mug on the desk.").splitlines()
     assert lines[lines.index("Task: Put a mug on the desk.") + 1] == "RUBRIC"
     assert len(lines) == len(prompt.splitlines()) + 1

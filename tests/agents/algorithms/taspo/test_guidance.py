@@ -51,7 +51,9 @@ def test_parse_guidance_lines_and_drops():
     )
     analysis = parse_guidance(text)
     assert [(i.kind, i.anchors) for i in analysis.items] == [
-        ("requirement", ("pen 2", "desk 1")), ("order", ("desk 1", "drawer 1"))]
+        ("requirement", ("pen 2", "desk 1")),
+        ("order", ("desk 1", "drawer 1")),
+    ]
     assert analysis.items[0].evidence == "saw pen 2" and analysis.dropped == 2
 
 

@@ -63,6 +63,7 @@ def test_taspo_falls_back_to_grpo():
     _, _, result, base = run(epsilon_w=0.0)
     out = result.advantages
     assert torch.allclose(out, base)
+
     # Uniform outcome: A = 0, nothing scored.
     class Counting(CharScorer):
         def __call__(self, prompts, *args, **kwargs):
@@ -96,8 +97,15 @@ def test_taspo_successful_target_uses_other_siblings_only():
     assert turn_weights(batch, out, base, 0) != pytest.approx([1.0] * 4)
 
 
-@pytest.mark.parametrize("options", [{"support_level": "token"}, {"pi_source": "unaligned"},
-                                     {"pi_source": "raw_trajectory"}, {"anchor_match": "any", "show_evidence": True}])
+@pytest.mark.parametrize(
+    "options",
+    [
+        {"support_level": "token"},
+        {"pi_source": "unaligned"},
+        {"pi_source": "raw_trajectory"},
+        {"anchor_match": "any", "show_evidence": True},
+    ],
+)
 def test_taspo_ablations_keep_mean_one_and_bounds(options):
     rule, batch, result, base = run(epsilon_w=0.4, **options)
     out = result.advantages

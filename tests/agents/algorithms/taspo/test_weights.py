@@ -94,15 +94,22 @@ def test_trajectory_row_weights_action_level_hand_computed():
     flipped = trajectory_row_weights(shifts, [(1, 3), (0, 2), (0, 1)], -1.0, kappa=0.05, epsilon=0.5)
     assert [float(row[0]) for row in flipped] == pytest.approx([2 - w for w in expected])
     # A row without an action (span -1, -1) has support 0.
-    no_action = trajectory_row_weights([torch.tensor([0.5]), torch.tensor([0.1])], [(-1, -1), (0, 1)], 1.0,
-                                       kappa=0.0, epsilon=0.4)
+    no_action = trajectory_row_weights(
+        [torch.tensor([0.5]), torch.tensor([0.1])], [(-1, -1), (0, 1)], 1.0, kappa=0.0, epsilon=0.4
+    )
     assert [float(row[0]) for row in no_action] == pytest.approx([0.6, 1.4])
 
 
 def test_trajectory_row_weights_token_level_pools_the_trajectory_tokens():
     # Tokens [0.3, 0.0 | 0.1, 0.2]: κ = 0.05 keeps them; mean 0.15; d = [0.15, -0.15, -0.05, 0.05]; max 0.15.
-    rows = trajectory_row_weights([torch.tensor([0.3, 0.0]), torch.tensor([0.1, 0.2])], [(0, 1), (0, 1)], 1.0,
-                                  kappa=0.05, epsilon=0.3, level="token")
+    rows = trajectory_row_weights(
+        [torch.tensor([0.3, 0.0]), torch.tensor([0.1, 0.2])],
+        [(0, 1), (0, 1)],
+        1.0,
+        kappa=0.05,
+        epsilon=0.3,
+        level="token",
+    )
     assert [row.tolist() for row in rows] == [pytest.approx([1.3, 0.7]), pytest.approx([0.9, 1.1])]
     with pytest.raises(ValueError, match="level"):
         trajectory_row_weights([torch.tensor([0.1])], [(0, 1)], 1.0, kappa=0.0, epsilon=0.3, level="turn")
