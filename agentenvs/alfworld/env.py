@@ -8,7 +8,10 @@ winning ends the episode with reward ``reward_on_win`` (1.0; verl-agent uses 10)
 
 Games come from ``data_path`` (or ``$ALFWORLD_DATA``) in the official
 ``json_2.1.1/<split>/...`` layout, or — when neither is given — from the embedded
-generator (:mod:`agentenvs.alfworld.generator`), so the env runs anywhere.
+generator (:mod:`agentenvs.alfworld.generator`), so the env runs anywhere. A generated
+game is made and verified on its first reset, in a child process under
+``planner_time_limit_s`` and ``planner_memory_limit_mb``; ``python -m agentenvs
+pregenerate ALFWorld-v0`` makes the whole pool ahead of training.
 
 ``info`` adds ``game_file``, ``task_type`` and ``expert_action`` (the walkthrough's
 next command while the agent follows it; with ``expert_plan=True`` the planner's next
@@ -68,6 +71,8 @@ class ALFWorldEnv(TextEnv):
         max_turns: Steps before truncation (ALFWorld's evaluations use 50).
         action_format: How raw model output becomes a command (default ``"raw"``).
         expert_plan: Ask the planner for ``expert_action`` once off the walkthrough.
+            That search runs in this process on the whole game, without the
+            generator's bounds: on large generated scenes it may take long.
         prefetch: Translate the next seeded game in a helper process (not inside
             daemonic processes such as ``AsyncVectorEnv`` workers).
         translation_cache_size: Games whose translation the engine keeps.

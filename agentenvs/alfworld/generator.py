@@ -26,8 +26,8 @@ one keeps), so what decides is deterministic:
    problem is a plan of the game, no longer than the game's shortest. The reduced
    problem holds at most :data:`MAX_PLANNING_RECEPTACLES` receptacles and
    :data:`MAX_PLANNING_OBJECTS` objects (a draw above that is drawn again, as a scene
-   that cannot host its goal is): a search space of thousands of states, searched in
-   milliseconds.
+   that cannot host its goal is): a search space of at most thousands of states,
+   searched in milliseconds.
 2. The plan, written with the game's names, must win the **whole game** replayed
    through the engine, so the walkthrough is checked where it will be played.
 3. Wall-time and memory limits (:class:`~agentenvs.alfworld.verifier.PlannerLimits`,
@@ -78,10 +78,10 @@ GENERATOR_VERSION = 2
 """
 
 MAX_PLANNING_RECEPTACLES = 8
-"""Most receptacles a planning problem may hold (the reduction keeps at most 7)."""
+"""Most receptacles a planning problem may hold (the reduction keeps at most 4 today)."""
 
 MAX_PLANNING_OBJECTS = 6
-"""Most objects a planning problem may hold (the reduction keeps at most 3)."""
+"""Most objects a planning problem may hold (the reduction keeps at most 3 today)."""
 
 MAX_ATTEMPTS = 50
 """Draws of one game before its generation fails."""
