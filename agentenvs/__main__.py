@@ -51,7 +51,9 @@ PREGENERATORS: dict[str, Callable[[argparse.Namespace], int]] = {"ALFWorld-v0": 
 
 def build_parser() -> argparse.ArgumentParser:
     """The command line: one subparser per command."""
-    parser = argparse.ArgumentParser(prog="python -m agentenvs", description="Command-line tools for the agentenvs envs.")
+    parser = argparse.ArgumentParser(
+        prog="python -m agentenvs", description="Command-line tools for the agentenvs envs."
+    )
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     pregenerate = commands.add_parser(
         "pregenerate", help="generate an env's games into its cache ahead of training", description=__doc__

@@ -79,7 +79,9 @@ def main() -> None:
             print(f"determinism: {same}/{len(files)} game files identical with {args.workers} and {other} workers")
 
         if args.resets:
-            env = gym.make("ALFWorld-v0", num_generated_games=args.count, generator_seed=args.seed, cache_dir=Path(tmp) / "a")
+            env = gym.make(
+                "ALFWorld-v0", num_generated_games=args.count, generator_seed=args.seed, cache_dir=Path(tmp) / "a"
+            )
             env.reset(seed=0)
             rss0, marks, start, seen = rss_mb(), [], time.monotonic(), set()
             for i in range(args.resets):

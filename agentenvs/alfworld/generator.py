@@ -248,7 +248,9 @@ class Scene:
             ["agent1 - agent"]
             + [f"{r.id} - receptacle" for r in receptacles]
             + [f"{thing.id} - object" for thing, _ in objects]
-            + sorted({f"{self.locations[r.id]} - location" for r in receptacles} | {f"{self.agent_location} - location"})
+            + sorted(
+                {f"{self.locations[r.id]} - location" for r in receptacles} | {f"{self.agent_location} - location"}
+            )
             + [f"{rtype}Type - rtype" for rtype in sorted(rtypes)]
             + [f"{otype}Type - otype" for otype in otypes]
         )

@@ -62,7 +62,9 @@ class PlannerLimits:
     def __post_init__(self) -> None:
         owner = type(self).__name__
         object.__setattr__(
-            self, "time_limit_s", check_float(owner, "time_limit_s", self.time_limit_s, minimum=0.0, min_inclusive=False)
+            self,
+            "time_limit_s",
+            check_float(owner, "time_limit_s", self.time_limit_s, minimum=0.0, min_inclusive=False),
         )
         object.__setattr__(
             self, "memory_limit_mb", check_int(owner, "memory_limit_mb", self.memory_limit_mb, minimum=64)
@@ -151,7 +153,11 @@ class PlannerProcess:
         if answer.get("out_of_memory"):
             self.close()  # a MemoryError may have left the child's state half-built
             return Verdict(
-                None, f"exceeded the memory limit ({self.limits.memory_limit_mb} MiB)", True, seconds, answer["peak_rss_mb"]
+                None,
+                f"exceeded the memory limit ({self.limits.memory_limit_mb} MiB)",
+                True,
+                seconds,
+                answer["peak_rss_mb"],
             )
         walkthrough = answer["walkthrough"]
         return Verdict(walkthrough, answer["reason"], False, seconds, answer["peak_rss_mb"])

@@ -40,7 +40,9 @@ BAD_ARGUMENTS = [
 
 
 @pytest.mark.filterwarnings("ignore:.*render_mode")  # gym.make warns before the env checks
-@pytest.mark.parametrize(("name", "value", "error", "message"), BAD_ARGUMENTS, ids=[f"{a[0]}={a[1]!r}" for a in BAD_ARGUMENTS])
+@pytest.mark.parametrize(
+    ("name", "value", "error", "message"), BAD_ARGUMENTS, ids=[f"{a[0]}={a[1]!r}" for a in BAD_ARGUMENTS]
+)
 def test_a_bad_argument_fails_at_construction_naming_it(
     tmp_path: Path, name: str, value: object, error: type[Exception], message: str
 ) -> None:
