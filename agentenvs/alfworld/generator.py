@@ -23,16 +23,17 @@ one keeps), so what decides is deterministic:
    goal type and one of the appliance the task needs (sink, microwave, fridge). No
    action of this domain depends on the objects and receptacles left out (receptacles
    have no capacity), and going anywhere takes one step, so a plan of the reduced
-   problem is a plan of the game, no longer than the game's shortest. The reduced
-   problem holds at most :data:`MAX_PLANNING_RECEPTACLES` receptacles and
+   problem is a plan of the game (at most a step longer than the game's shortest,
+   which may pass through another receptacle of the goal type). The reduced problem
+   holds at most :data:`MAX_PLANNING_RECEPTACLES` receptacles and
    :data:`MAX_PLANNING_OBJECTS` objects (a draw above that is drawn again, as a scene
-   that cannot host its goal is): a search space of at most thousands of states,
-   searched in milliseconds.
+   that cannot host its goal is): translating and planning it takes at most 60 ms on
+   the default pool.
 2. The plan, written with the game's names, must win the **whole game** replayed
    through the engine, so the walkthrough is checked where it will be played.
 3. Wall-time and memory limits (:class:`~agentenvs.alfworld.verifier.PlannerLimits`,
-   20 s and 1 GiB by default, two orders of magnitude above what a reduced problem
-   takes) bound the child process that verifies a game
+   20 s and 1 GiB by default; the slowest verification of the default pool, replay
+   included, takes 2.4 s and 145 MB) bound the child process that verifies a game
    (:mod:`agentenvs.alfworld.verifier`). They are a safety net: a game they reject is
    skipped for the next attempt, with a warning, and the rejection is **recorded in
    the cache** (``rejections.json`` beside the game), so a cache never changes its
