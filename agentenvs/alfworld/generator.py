@@ -23,8 +23,8 @@ one keeps), so what decides is deterministic:
    goal type and one of the appliance the task needs (sink, microwave, fridge). No
    action of this domain depends on the objects and receptacles left out (receptacles
    have no capacity), and going anywhere takes one step, so a plan of the reduced
-   problem is a plan of the game (at most a step longer than the game's shortest,
-   which may pass through another receptacle of the goal type). The reduced problem
+   problem is a plan of the game (a few steps longer than the game's shortest at
+   worst, which may use another receptacle of the same type). The reduced problem
    holds at most :data:`MAX_PLANNING_RECEPTACLES` receptacles and
    :data:`MAX_PLANNING_OBJECTS` objects (a draw above that is drawn again, as a scene
    that cannot host its goal is): translating and planning it takes at most 60 ms on
