@@ -1,0 +1,321 @@
+"""The OpenEnv side of :mod:`agentenvs.integrations.openenv`: its types, environment, app and client.
+
+This module imports ``openenv-core`` (and FastAPI, uvicorn) at the top; the public module
+imports it only when one of its functions is called.
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+import json
+import math
+from collections.abc import Awaitable, Callable, MutableMapping
+from typing import Any
+
+import gymnasium as gym
+import numpy as np
+import uvicorn
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import Response
+from openenv.core.client_types import StepResult
+from openenv.core.env_client import EnvClient
+from openenv.core.env_server.http_server import create_fastapi_app
+from openenv.core.env_server.interfaces import Environment
+from openenv.core.env_server.types import Action, EnvironmentMetadata, Observation, State
+from pydantic import Field
+from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.middleware.body_limit import RequestBodyLimitMiddleware
+from starlette.websockets import WebSocketDisconnect
+
+import agentenvs
+from agentenvs.core.checks import is_integer
+from agentenvs.core.env import TextEnv
+
+MAX_ACTION_CHARS = 1 << 16
+"""Longest action text accepted (the default ``max_action_length`` of every agentenvs env)."""
+
+MAX_SEED = (1 << 64) - 1
+
+Scope = MutableMapping[str, Any]
+Message = MutableMapping[str, Any]
+Receive = Callable[[], Awaitable[Message]]
+Send = Callable[[Message], Awaitable[None]]
+ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
+
+
+class BadRequest(ValueError):
+    """A request the env cannot serve: answered with ``status_code`` (4xx), never a 5xx.
+
+    Over a WebSocket session OpenEnv sends the message back as an error frame instead.
+    """
+
+    def __init__(self, message: str, status_code: int = 422) -> None:
+        super().__init__(_encodable(message if len(message) <= 500 else message[:497] + "..."))
+        self.status_code = status_code
+
+
+class TextAction(Action):
+    """One action: the raw text the agent writes (the env projects it, as ``env.step`` does)."""
+
+    action: str = Field(strict=True, max_length=MAX_ACTION_CHARS, description="The agent's raw output")
+
+
+class TextObservation(Observation):
+    """What the env shows after a reset or step (``done``, ``reward`` and ``metadata`` are OpenEnv's)."""
+
+    text: str = Field(default="", description="The observation text")
+    info: dict[str, Any] = Field(default_factory=dict, description="The env's info (the agentenvs contract)")
+    terminated: bool = Field(default=False, description="The episode reached a terminal state")
+    truncated: bool = Field(default=False, description="The episode hit max_turns")
+
+
+class EpisodeState(State):
+    """The session's episode: OpenEnv's ``episode_id`` and ``step_count``, and the env's own."""
+
+    env_id: str = ""
+    task_id: str | None = None
+    won: bool = False
+    done: bool = False
+
+
+def _encodable(text: str) -> str:
+    """``text`` with lone surrogates escaped, so every JSON encoder takes it."""
+    return text.encode("utf-8", "backslashreplace").decode("utf-8")
+
+
+def json_safe(value: Any) -> Any:
+    """``value`` as plain JSON: tuples as lists, numpy scalars as numbers, non-finite floats and
+    anything else as text, strings UTF-8 encodable."""
+    if value is None or isinstance(value, bool | int):
+        return value
+    if isinstance(value, str):
+        return _encodable(value)
+    if isinstance(value, float):
+        return value if math.isfinite(value) else str(value)
+    if isinstance(value, np.generic):
+        return json_safe(value.item())
+    if isinstance(value, dict):
+        return {_encodable(str(key)): json_safe(item) for key, item in value.items()}
+    if isinstance(value, list | tuple | set | frozenset):
+        return [json_safe(item) for item in value]
+    return _encodable(str(value))
+
+
+class TextEnvironment(Environment[TextAction, TextObservation, EpisodeState]):
+    """An agentenvs env behind OpenEnv's ``Environment`` interface; one instance per session.
+
+    Args:
+        env_id: A registered agentenvs id.
+        **env_kwargs: Passed to ``gym.make``.
+
+    ``reset`` takes ``seed``, ``episode_id`` and ``task_id``; ``step`` takes a :class:`TextAction`
+    (OpenEnv's ``timeout_s`` and ``request_id`` are accepted and not used: a step is fast).
+    Anything else is refused with a :class:`BadRequest` naming it.
+    """
+
+    SUPPORTS_CONCURRENT_SESSIONS = True
+
+    def __init__(self, env_id: str, **env_kwargs: Any) -> None:
+        super().__init__()
+        self.env_id = env_id
+        self._env = gym.make(env_id, **env_kwargs)
+        if not isinstance(self._env.unwrapped, TextEnv):
+            self._env.close()
+            raise TypeError(f"{env_id!r} is not an agentenvs TextEnv")
+        self._state = EpisodeState(env_id=env_id)
+        self._started = False
+
+    def reset(
+        self, seed: int | None = None, episode_id: str | None = None, task_id: str | None = None, **unknown: Any
+    ) -> TextObservation:
+        """Starts an episode (on ``task_id`` if given, else a task drawn with ``seed``)."""
+        if unknown:
+            raise BadRequest(f"unknown reset field(s) {sorted(unknown)}; supported: ['episode_id', 'seed', 'task_id']")
+        if seed is not None and not (is_integer(seed) and 0 <= seed <= MAX_SEED):
+            raise BadRequest(f"seed must be an integer in [0, 2**64), got {str(seed)[:40]}")
+        if episode_id is not None and not (isinstance(episode_id, str) and len(episode_id) <= 255):
+            raise BadRequest("episode_id must be text of at most 255 characters")
+        if task_id is not None and not isinstance(task_id, str):
+            raise BadRequest(f"task_id must be text, got {type(task_id).__name__}")
+        options = None if task_id is None else {"task_id": task_id}
+        try:
+            observation, info = self._env.reset(seed=None if seed is None else int(seed), options=options)
+        except KeyError as error:  # TextEnv.reset's answer to an unknown task_id, which it names
+            if task_id is None:
+                raise
+            raise BadRequest(str(error.args[0]), status_code=404) from None
+        self._started = True
+        self._state = EpisodeState(env_id=self.env_id, episode_id=episode_id, task_id=info["task_id"])
+        return TextObservation(text=_encodable(observation), info=json_safe(info))
+
+    def step(
+        self,
+        action: TextAction,
+        timeout_s: float | None = None,
+        request_id: str | None = None,
+        **unknown: Any,
+    ) -> TextObservation:
+        """Takes one action; after the episode ended it changes nothing (``info["error"]`` says so)."""
+        if unknown:
+            raise BadRequest(
+                f"unknown step field(s) {sorted(unknown)}; supported: ['action', 'request_id', 'timeout_s']"
+            )
+        if not isinstance(action, TextAction):
+            raise BadRequest(f"the action must be a TextAction ({{'action': text}}), got {type(action).__name__}")
+        if not self._started:
+            raise BadRequest(
+                "no episode: reset first. OpenEnv's HTTP /step is stateless (a fresh env per request); "
+                "play episodes over a WebSocket session at /ws (openenv's EnvClient, e.g. TextEnvClient)",
+                status_code=409,
+            )
+        observation, reward, terminated, truncated, info = self._env.step(action.action)
+        done = bool(terminated or truncated)
+        self._state.step_count += 1
+        self._state.won = bool(info["won"])
+        self._state.done = done
+        return TextObservation(
+            text=_encodable(observation),
+            info=json_safe(info),
+            reward=float(reward),
+            done=done,
+            terminated=bool(terminated),
+            truncated=bool(truncated),
+        )
+
+    @property
+    def state(self) -> EpisodeState:
+        """The session's episode so far."""
+        return self._state
+
+    def get_metadata(self) -> EnvironmentMetadata:
+        """The env id, the first line of its class docstring and the agentenvs version."""
+        doc = inspect.getdoc(type(self._env.unwrapped)) or self.env_id
+        return EnvironmentMetadata(
+            name=self.env_id,
+            description=doc.splitlines()[0],
+            version=agentenvs.__version__,
+        )
+
+    def close(self) -> None:
+        """Closes the env."""
+        self._env.close()
+
+
+def _json_response(status_code: int, content: Any) -> Response:
+    # ensure_ascii escapes every non-ASCII character, lone surrogates included: the body always encodes.
+    return Response(
+        json.dumps(json_safe(content), ensure_ascii=True), status_code=status_code, media_type="application/json"
+    )
+
+
+class WebSocketGuard:
+    """ASGI middleware for OpenEnv's ``/ws`` sessions: a bad frame is answered, the session kept.
+
+    OpenEnv's handler ends the session on a frame that is not a JSON object (``[]``, ``null``)
+    or not text, and, when the client hangs up first (as ``EnvClient.close`` does), raises
+    ``WebSocketDisconnect`` from its ``finally``, which uvicorn logs as a server error. This
+    answers such frames with an ``INVALID_JSON`` error frame without passing them on, and lets a
+    client's hang-up end the session quietly.
+    """
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "websocket":
+            await self.app(scope, receive, send)
+            return
+
+        async def checked() -> Message:
+            while True:
+                message = await receive()
+                if message["type"] != "websocket.receive" or _is_json_object(message.get("text")):
+                    return message
+                await send({"type": "websocket.send", "text": _BAD_FRAME})
+
+        try:
+            await self.app(scope, checked, send)
+        except WebSocketDisconnect:
+            pass
+
+
+_BAD_FRAME = json.dumps(
+    {"type": "error", "data": {"message": "a message must be a JSON object, as text", "code": "INVALID_JSON"}}
+)
+
+
+def _is_json_object(text: str | None) -> bool:
+    """Whether OpenEnv's handler copes with ``text``: a JSON object, or text that is not JSON
+    (which it answers with ``INVALID_JSON`` itself)."""
+    if text is None:
+        return False
+    try:
+        return isinstance(json.loads(text), dict)
+    except json.JSONDecodeError:
+        return True
+    except (ValueError, RecursionError):  # too deep, or a number too long: the handler would end the session
+        return False
+
+
+def create_app(env_id: str, *, max_sessions: int, max_body_bytes: int, **env_kwargs: Any) -> FastAPI:
+    """OpenEnv's FastAPI app (``create_fastapi_app``) for ``env_id``, with 4xx for bad requests."""
+    TextEnvironment(env_id, **env_kwargs).close()  # a bad env argument fails here, not per request
+    factory = functools.partial(TextEnvironment, env_id, **env_kwargs)
+    app = create_fastapi_app(factory, TextAction, TextObservation, max_concurrent_envs=max_sessions)
+
+    async def bad_request(request: Request, error: Exception) -> Response:
+        assert isinstance(error, BadRequest)
+        return _json_response(error.status_code, {"detail": str(error)})
+
+    async def invalid(request: Request, error: Exception) -> Response:
+        assert isinstance(error, RequestValidationError)
+        return _json_response(422, {"detail": error.errors()})
+
+    async def http_error(request: Request, error: Exception) -> Response:
+        assert isinstance(error, StarletteHTTPException)
+        return _json_response(error.status_code, {"detail": error.detail})
+
+    app.add_exception_handler(BadRequest, bad_request)
+    app.add_exception_handler(RequestValidationError, invalid)
+    app.add_exception_handler(StarletteHTTPException, http_error)
+    app.add_middleware(RequestBodyLimitMiddleware, max_body_size=max_body_bytes)  # 413 beyond it
+    app.add_middleware(WebSocketGuard)
+    return app
+
+
+class Server(uvicorn.Server):
+    """uvicorn's server, calling ``on_start(url)`` once it listens (with the port it got for port 0)."""
+
+    def __init__(self, config: uvicorn.Config, on_start: Callable[[str], None] | None = None) -> None:
+        super().__init__(config)
+        self.on_start = on_start
+        self.url = ""
+
+    async def startup(self, sockets: Any = None) -> None:
+        await super().startup(sockets=sockets)
+        if self.started and self.servers:
+            host, port = self.servers[0].sockets[0].getsockname()[:2]
+            self.url = f"http://{host}:{port}"
+            if self.on_start is not None:
+                self.on_start(self.url)
+
+
+class TextEnvClient(EnvClient[TextAction, TextObservation, EpisodeState]):
+    """OpenEnv's WebSocket ``EnvClient`` for an agentenvs server: one session per client.
+
+    ``step`` takes a :class:`TextAction` or plain text; ``reset`` takes ``seed``, ``task_id``
+    and ``episode_id``. ``.sync()`` gives OpenEnv's synchronous wrapper.
+    """
+
+    def _step_payload(self, action: TextAction | str) -> dict[str, Any]:
+        return {"action": action.action if isinstance(action, TextAction) else action}
+
+    def _parse_result(self, payload: dict[str, Any]) -> StepResult[TextObservation]:
+        reward, done = payload.get("reward"), bool(payload.get("done", False))
+        observation = TextObservation(**payload.get("observation", {}), reward=reward, done=done)
+        return StepResult(observation=observation, reward=reward, done=done)
+
+    def _parse_state(self, payload: dict[str, Any]) -> EpisodeState:
+        return EpisodeState(**payload)

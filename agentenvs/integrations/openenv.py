@@ -1,0 +1,177 @@
+"""Any agentenvs env over OpenEnv's HTTP/WebSocket protocol (``openenv-core``), and its client.
+
+:func:`serve` runs OpenEnv's own server (``create_fastapi_app`` around an OpenEnv
+``Environment``) on loopback by default. As in OpenEnv, each WebSocket connection to ``/ws``
+is a session with its own env (``max_sessions`` at once): that is how an episode is played,
+with OpenEnv's ``EnvClient`` (:class:`TextEnvClient` here). The HTTP ``/reset`` and ``/step``
+routes are OpenEnv's stateless ones (a fresh env per request), and ``/health``, ``/schema``,
+``/metadata`` and ``/state`` are there too. Actions are ``{"action": text}``
+(:class:`TextAction`); observations carry ``text``, the env's ``info``, ``reward``, ``done``,
+``terminated`` and ``truncated`` (:class:`TextObservation`). A bad request (malformed JSON,
+unknown fields, wrong types, a body over ``max_body_bytes``, an unknown task) gets a 4xx whose
+JSON names the problem, never a 5xx.
+
+Example::
+
+    # shell: python -m agentenvs serve SearchQA-v0 --port 8000
+    from agentenvs.integrations.openenv import TextEnvClient
+    with TextEnvClient(base_url="http://127.0.0.1:8000").sync() as env:
+        result = env.reset(seed=0)                         # or task_id=...
+        result = env.step("<search>Fethstoul Systems</search>")
+        print(result.observation.text, result.reward, result.done)
+
+Importing this module does not import ``openenv-core``; its functions and classes do.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from agentenvs.core.checks import check_int, check_str
+
+if TYPE_CHECKING:
+    from fastapi import FastAPI
+
+    from agentenvs.integrations._openenv import (
+        BadRequest,
+        EpisodeState,
+        Server,
+        TextAction,
+        TextEnvClient,
+        TextEnvironment,
+        TextObservation,
+    )
+
+DEFAULT_PORT = 8000
+DEFAULT_MAX_SESSIONS = 16
+DEFAULT_MAX_BODY_BYTES = 1 << 20
+"""1 MiB: an action of ``MAX_ACTION_CHARS`` (65,536) characters fits four bytes each."""
+
+_CLASSES = ("BadRequest", "EpisodeState", "Server", "TextAction", "TextEnvClient", "TextEnvironment", "TextObservation")
+
+__all__ = [
+    "BadRequest",
+    "EpisodeState",
+    "Server",
+    "TextAction",
+    "TextEnvClient",
+    "TextEnvironment",
+    "TextObservation",
+    "create_app",
+    "make_server",
+    "serve",
+]
+
+
+def __getattr__(name: str) -> Any:
+    """The OpenEnv classes, imported on first use (they subclass ``openenv-core``'s)."""
+    if name in _CLASSES:
+        return getattr(_import_openenv(), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def _import_openenv() -> Any:
+    try:
+        from agentenvs.integrations import _openenv
+    except ImportError as error:
+        raise ImportError(
+            f"agentenvs.integrations.openenv needs openenv-core with its server packages ({error}); "
+            "install them with `pip install --no-deps openenv-core==0.3.0 && pip install fastapi uvicorn websockets fastmcp`"
+        ) from error
+    return _openenv
+
+
+def create_app(
+    env_id: str,
+    *,
+    max_sessions: int = DEFAULT_MAX_SESSIONS,
+    max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
+    **env_kwargs: Any,
+) -> FastAPI:
+    """OpenEnv's FastAPI app serving ``env_id`` (what :func:`serve` runs).
+
+    Args:
+        env_id: A registered agentenvs id.
+        max_sessions: WebSocket sessions at once (each has its own env).
+        max_body_bytes: Longest request body and WebSocket message; longer bodies get 413.
+        **env_kwargs: Passed to ``gym.make`` for every session's env (checked now).
+    """
+    owner = "create_app"
+    env_id = check_str(owner, "env_id", env_id)
+    max_sessions = check_int(owner, "max_sessions", max_sessions, minimum=1)
+    max_body_bytes = check_int(owner, "max_body_bytes", max_body_bytes, minimum=1024)
+    return _import_openenv().create_app(env_id, max_sessions=max_sessions, max_body_bytes=max_body_bytes, **env_kwargs)
+
+
+def make_server(
+    env_id: str,
+    host: str = "127.0.0.1",
+    port: int = DEFAULT_PORT,
+    *,
+    max_sessions: int = DEFAULT_MAX_SESSIONS,
+    max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
+    log_level: str = "warning",
+    on_start: Callable[[str], None] | None = None,
+    **env_kwargs: Any,
+) -> Server:
+    """A uvicorn server for :func:`create_app`; ``.run()`` serves until stopped.
+
+    Args:
+        env_id: A registered agentenvs id.
+        host: Address to listen on; loopback by default (the server has no authentication).
+        port: Port to listen on; 0 picks a free one (``on_start`` receives the URL).
+        max_sessions: See :func:`create_app`.
+        max_body_bytes: See :func:`create_app`.
+        log_level: uvicorn's log level.
+        on_start: Called with the server's URL once it listens.
+        **env_kwargs: Passed to ``gym.make``.
+    """
+    owner = "make_server"
+    host = check_str(owner, "host", host)
+    port = check_int(owner, "port", port, minimum=0, maximum=65535)
+    log_level = check_str(owner, "log_level", log_level)
+    openenv = _import_openenv()
+    app = create_app(env_id, max_sessions=max_sessions, max_body_bytes=max_body_bytes, **env_kwargs)
+    import uvicorn
+
+    config = uvicorn.Config(
+        app, host=host, port=port, log_level=log_level, ws_max_size=max_body_bytes, timeout_graceful_shutdown=5
+    )
+    return openenv.Server(config, on_start=on_start)
+
+
+def serve(
+    env_id: str,
+    host: str = "127.0.0.1",
+    port: int = DEFAULT_PORT,
+    *,
+    max_sessions: int = DEFAULT_MAX_SESSIONS,
+    max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
+    log_level: str = "warning",
+    **env_kwargs: Any,
+) -> None:
+    """Serves ``env_id`` over OpenEnv's protocol until interrupted (Ctrl-C), printing its URL.
+
+    Arguments as for :func:`make_server`.
+    """
+
+    def announce(url: str) -> None:
+        print(
+            f"serving {env_id} over OpenEnv at {url} (sessions: WebSocket {url.replace('http', 'ws', 1)}/ws; "
+            "Ctrl-C stops)",
+            file=sys.stdout,
+            flush=True,
+        )
+
+    make_server(
+        env_id,
+        host,
+        port,
+        max_sessions=max_sessions,
+        max_body_bytes=max_body_bytes,
+        log_level=log_level,
+        on_start=announce,
+        **env_kwargs,
+    ).run()

@@ -1,0 +1,285 @@
+"""agentenvs.integrations.openenv: a real OpenEnv server on loopback, driven by real OpenEnv clients."""
+
+from __future__ import annotations
+
+import json
+import socket
+import threading
+import time
+from collections.abc import Iterator
+
+import pytest
+
+pytest.importorskip("openenv.core.env_server.http_server")
+requests = pytest.importorskip("requests")
+ws_client = pytest.importorskip("websockets.sync.client")
+
+import gymnasium as gym  # noqa: E402
+
+import agentenvs  # noqa: E402, F401  (registers the ids)
+from agentenvs.integrations.openenv import TextAction, TextEnvClient, create_app, make_server  # noqa: E402
+
+MAX_SESSIONS = 3
+MAX_BODY_BYTES = 1 << 18
+START_TIMEOUT_S = 60.0
+
+
+@pytest.fixture(scope="module")
+def server_url() -> Iterator[str]:
+    """SearchQA-v0 served on 127.0.0.1, a free port; stopped (and waited for) after the module."""
+    urls: list[str] = []
+    server = make_server(
+        "SearchQA-v0", port=0, max_sessions=MAX_SESSIONS, max_body_bytes=MAX_BODY_BYTES, on_start=urls.append
+    )
+    thread = threading.Thread(target=server.run, name="openenv-test-server", daemon=True)
+    thread.start()
+    deadline = time.monotonic() + START_TIMEOUT_S
+    while not urls and thread.is_alive() and time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert urls, "the server did not start"
+    try:
+        yield urls[0]
+    finally:
+        server.should_exit = True
+        thread.join(timeout=15)
+        assert not thread.is_alive(), "the server did not stop"
+
+
+@pytest.fixture(scope="module")
+def questions():
+    return gym.make("SearchQA-v0").unwrapped.questions
+
+
+def client(url: str):
+    return TextEnvClient(base_url=url, connect_timeout_s=10, message_timeout_s=30).sync()
+
+
+def test_a_full_episode_through_the_openenv_client(server_url, questions):
+    task_id = next(iter(questions))
+    example = questions[task_id]
+    with client(server_url) as env:
+        result = env.reset(task_id=task_id, episode_id="e-1")
+        assert result.observation.text.startswith(f"Question: {example.question}")
+        assert not result.done and result.observation.info["task_id"] == task_id
+        result = env.step(TextAction(action=f"<search>{example.question}</search>"))
+        assert result.observation.text.startswith("<information>") and result.reward == 0.0 and not result.done
+        state = env.state()
+        assert (state.episode_id, state.step_count, state.task_id, state.done) == ("e-1", 1, task_id, False)
+        result = env.step(f"<answer>{example.answers[0]}</answer>")
+        assert result.done and result.reward == 1.0 and result.observation.terminated
+        assert result.observation.info["won"] and env.state().won
+        # A step after the end changes nothing, as env.step does.
+        after = env.step("<answer>other</answer>")
+        assert after.done and after.reward == 0.0 and "over" in after.observation.info["error"]
+
+
+def test_openenv_generic_client_speaks_the_same_protocol(server_url):
+    from openenv.core import GenericEnvClient
+
+    with GenericEnvClient(base_url=server_url).sync() as env:
+        result = env.reset(seed=3)
+        assert result.observation["text"].startswith("Question:")
+        result = env.step({"action": "no tags at all"})
+        assert result.reward == 0.0 and result.observation["info"]["action_valid"] is False
+
+
+def test_sessions_are_isolated(server_url, questions):
+    first_id, second_id = list(questions)[:2]
+    with client(server_url) as first, client(server_url) as second:
+        first.reset(task_id=first_id)
+        second.reset(task_id=second_id)
+        first.step("<search>anything</search>")
+        first.step(f"<answer>{questions[first_id].answers[0]}</answer>")
+        one, two = first.state(), second.state()
+        assert (one.task_id, one.step_count, one.done) == (first_id, 2, True)
+        assert (two.task_id, two.step_count, two.done) == (second_id, 0, False)
+        result = second.step(f"<answer>{questions[second_id].answers[0]}</answer>")
+        assert result.observation.info["task_id"] == second_id and result.reward == 1.0
+
+
+def open_session(url: str):
+    """A client whose session has started: earlier tests' sessions are released just after they hang up."""
+    deadline = time.monotonic() + 10
+    while True:
+        env = client(url)
+        try:
+            env.reset(seed=0)
+            return env
+        except RuntimeError:
+            env.close()
+            if time.monotonic() > deadline:
+                raise
+            time.sleep(0.05)
+
+
+def test_sessions_beyond_max_sessions_are_refused_and_the_rest_keep_working(server_url):
+    clients = []
+    try:
+        for _ in range(MAX_SESSIONS):
+            clients.append(open_session(server_url))
+        # The server refuses the extra session with an error frame as soon as it connects.
+        with ws_client.connect(server_url.replace("http://", "ws://") + "/ws", open_timeout=10) as extra:
+            assert json.loads(extra.recv(timeout=30))["data"]["code"] == "CAPACITY_REACHED"
+        assert clients[0].step("<search>x</search>").observation.text.startswith("<information>")
+    finally:
+        for env in clients:
+            env.close()
+
+
+HUGE = b'{"action": {"action": "' + b"x" * MAX_BODY_BYTES + b'"}}'
+MALFORMED_HTTP: list[tuple[str, str, bytes, dict[str, str]]] = [
+    *[
+        ("POST", "/reset", body, {"content-type": "application/json"})
+        for body in (
+            b"{",
+            b"[]",
+            b'"seed"',
+            b"1",
+            b"\xff\xfe\x00",
+            b"[" * 100_000,
+            b'{"seed": -1}',
+            b'{"seed": "x"}',
+            b'{"seed": 1.5}',
+            b'{"seed": 1e400}',
+            b'{"seed": NaN}',
+            b'{"seed": 123456789012345678901234567890}',
+            b'{"seed": "' + b"9" * 5000 + b'"}',
+            b'{"episode_id": 5}',
+            b'{"episode_id": "' + b"x" * 300 + b'"}',
+            b'{"bogus": 1}',
+            b'{"seed": 0, "options": {"task_id": "x"}}',
+            b'{"task_id": "no-such-task"}',
+            b'{"task_id": "' + b"\\ud800" * 50 + b'"}',
+            b'{"task_id": 5}',
+            b'{"task_id": ["kb0-q0"]}',
+        )
+    ],
+    *[
+        ("POST", "/step", body, {"content-type": "application/json"})
+        for body in (
+            b"",
+            b"{}",
+            b'{"action": 5}',
+            b'{"action": "text"}',
+            b'{"action": {}}',
+            b'{"action": {"action": 5}}',
+            b'{"action": {"action": null}}',
+            b'{"action": {"action": ["\\ud800"]}}',
+            b'{"action": {"action": {"nested": "x"}}}',
+            b'{"action": {"action": "x", "bogus": 1}}',
+            b'{"action": {"action": "x", "metadata": 5}}',
+            b'{"action": {"type": "call_tool", "tool_name": "x", "arguments": {}}}',
+            b'{"action": {"action": "x"}, "bogus": 1}',
+            b'{"action": {"action": "x"}, "timeout_s": -1}',
+            b'{"action": {"action": "x"}, "request_id": 7}',
+            b'{"action": {"action": "x"}}',  # well formed, but HTTP /step is stateless: no episode
+            b'{"action": {"action": "' + b"x" * 70_000 + b'"}}',
+            HUGE,
+        )
+    ],
+    ("POST", "/reset", b"seed=1", {"content-type": "application/x-www-form-urlencoded"}),
+    ("POST", "/step", b"hello", {"content-type": "text/plain"}),
+    ("GET", "/step", b"", {}),
+    ("GET", "/reset", b"", {}),
+    ("DELETE", "/state", b"", {}),
+    ("POST", "/no-such-route", b"{}", {"content-type": "application/json"}),
+    ("GET", "/ws", b"", {}),
+]
+
+
+@pytest.mark.parametrize(("method", "path", "body", "headers"), MALFORMED_HTTP, ids=range(len(MALFORMED_HTTP)))
+def test_malformed_http_requests_get_a_4xx(server_url, method, path, body, headers):
+    response = requests.request(method, server_url + path, data=body, headers=headers, timeout=30)
+    assert 400 <= response.status_code < 500, (response.status_code, response.text[:300])
+    if response.headers.get("content-type", "").startswith("application/json"):
+        response.json()  # well-formed JSON, whatever the request held
+
+
+def test_a_chunked_body_over_the_limit_gets_413(server_url):
+    def chunks():
+        for _ in range(8):
+            yield b"x" * (MAX_BODY_BYTES // 4)
+
+    response = requests.post(server_url + "/step", data=chunks(), headers={"content-type": "application/json"})
+    assert response.status_code == 413
+
+
+@pytest.mark.parametrize(
+    "raw",
+    [
+        b"GARBAGE\r\n\r\n",
+        b"POST /reset HTTP/1.1\r\nHost: x\r\nContent-Length: abc\r\n\r\n{}",
+        b"POST /reset HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\nContent-Length: 6\r\n\r\n{}",
+    ],
+)
+def test_broken_http_gets_a_4xx_from_the_server(server_url, raw):
+    host, port = server_url.removeprefix("http://").split(":")
+    with socket.create_connection((host, int(port)), timeout=10) as connection:
+        connection.sendall(raw)
+        status_line = connection.recv(4096).split(b"\r\n", 1)[0]
+    assert status_line.startswith(b"HTTP/1.1 4"), status_line
+
+
+def test_well_formed_http_requests_work(server_url):
+    assert requests.post(server_url + "/reset", json={"seed": 1}, timeout=30).json()["observation"]["text"]
+    assert requests.get(server_url + "/health", timeout=30).json()["status"] == "healthy"
+    assert requests.get(server_url + "/metadata", timeout=30).json()["name"] == "SearchQA-v0"
+    schema = requests.get(server_url + "/schema", timeout=30).json()
+    assert schema["action"]["properties"]["action"]["type"] == "string"
+
+
+MALFORMED_WS = [
+    "{",
+    "[]",
+    "null",
+    '"reset"',
+    '{"type": "bogus"}',
+    '{"type": "step", "data": {"action": 5}}',
+    '{"type": "step", "data": {"action": "x", "bogus": 1}}',
+    '{"type": "step", "data": "x"}',
+    '{"type": "step"}',
+    '{"type": "reset", "data": {"seed": -1}}',
+    '{"type": "reset", "data": {"seed": "x"}}',
+    '{"type": "reset", "data": {"task_id": 5}}',
+    '{"type": "reset", "data": {"task_id": "no-such-task"}}',
+    '{"type": "reset", "data": {"bogus": true}}',
+    '{"type": "reset", "data": []}',
+    '{"type": "state", "extra": 1}',
+    '{"type": "reset", "data": {"seed": 0}' + " " * 10,  # cut short
+    "[" * 100_000,
+    '{"type": "reset", "data": {"seed": ' + "9" * 5000 + "}}",
+]
+
+
+def test_malformed_websocket_messages_get_error_frames_and_the_session_survives(server_url):
+    ws_url = server_url.replace("http://", "ws://") + "/ws"
+    with ws_client.connect(ws_url, open_timeout=10, close_timeout=5) as connection:
+        connection.send(json.dumps({"type": "step", "data": {"action": "x"}}))  # before any reset
+        assert json.loads(connection.recv(timeout=30))["type"] == "error"
+        for message in [*MALFORMED_WS, b"\x00binary"]:
+            connection.send(message)
+            reply = json.loads(connection.recv(timeout=30))
+            assert reply["type"] == "error", (message, reply)
+        connection.send(json.dumps({"type": "reset", "data": {"seed": 0}}))
+        reply = json.loads(connection.recv(timeout=30))
+        assert reply["type"] == "observation" and reply["data"]["observation"]["text"].startswith("Question:")
+
+
+def test_a_websocket_message_over_the_limit_closes_only_its_session(server_url):
+    from websockets.exceptions import ConnectionClosed
+
+    ws_url = server_url.replace("http://", "ws://") + "/ws"
+    with ws_client.connect(ws_url, open_timeout=10, max_size=None) as connection:
+        with pytest.raises(ConnectionClosed) as closed:
+            connection.send("x" * (MAX_BODY_BYTES + 1))
+            connection.recv(timeout=30)
+        assert closed.value.rcvd is not None and closed.value.rcvd.code == 1009  # message too big
+    with client(server_url) as env:
+        assert env.reset(seed=0).observation.text.startswith("Question:")
+
+
+def test_bad_env_arguments_fail_when_the_app_is_made():
+    with pytest.raises(ValueError, match="top_k"):
+        create_app("SearchQA-v0", top_k=0)
+    with pytest.raises(ValueError, match="max_sessions"):
+        create_app("SearchQA-v0", max_sessions=0)
