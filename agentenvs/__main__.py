@@ -1,6 +1,39 @@
 """``python -m agentenvs``: command-line tools for the envs.
 
-``pregenerate`` makes an env's generated games ahead of training, so that no reset
+::
+
+    python -m agentenvs list                         # registered ids, their datasets and splits
+    python -m agentenvs info WebShop-v0              # spec, action format, observation modes, tasks
+    python -m agentenvs play ALFWorld-v0             # play in the terminal: a number or free text
+    python -m agentenvs serve SearchQA-v0 --port 8000   # OpenEnv server on 127.0.0.1
+    python -m agentenvs pregenerate ALFWorld-v0 --count 256 --seed 0 --workers 2
+
+``info``, ``play`` and ``serve`` take env arguments as ``--env-arg KEY=VALUE`` (the value
+read as JSON where it parses, else as text), e.g. ``--env-arg split=test --env-arg max_turns=8``.
+What ``list`` and ``info`` show is read from each env class (its constructor's ``Literal``
+annotations and argument docs, ``held_out_split``), so it follows the envs as they change.
+"""
+
+from __future__ import annotations
+
+import argparse
+import inspect
+import json
+import re
+import sys
+import typing
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any, NoReturn
+
+import gymnasium as gym
+from gymnasium.envs.registration import load_env_creator
+
+from agentenvs.core.env import TextEnv
+from agentenvs.core.fuzzing import agentenvs_ids
+from agentenvs.core.projection import PROJECTORS
+
+PREGENERATE_DOC = """``pregenerate`` makes an env's generated games ahead of training, so that no reset
 waits for a game to be generated and verified::
 
     python -m agentenvs pregenerate ALFWorld-v0 --count 256 --seed 0 --workers 2
@@ -8,12 +41,6 @@ waits for a game to be generated and verified::
 The games land in the env's cache (``$AGENTENVS_CACHE`` or ``~/.cache/agentenvs``),
 where ``gym.make("ALFWorld-v0", num_generated_games=256, generator_seed=0)`` finds them.
 """
-
-from __future__ import annotations
-
-import argparse
-import sys
-from collections.abc import Callable, Sequence
 
 
 def _pregenerate_alfworld(args: argparse.Namespace) -> int:
@@ -49,6 +76,347 @@ PREGENERATORS: dict[str, Callable[[argparse.Namespace], int]] = {"ALFWorld-v0": 
 """Envs whose games can be generated ahead of time, and how."""
 
 
+# -- what an env declares, read from its class (nothing here is a table to keep in step) -------------
+
+
+@dataclass(frozen=True)
+class Choice:
+    """The values a constructor argument declares (its ``Literal`` annotation, else its Args doc)."""
+
+    argument: str
+    values: tuple[str, ...]
+    default: str | None
+
+    def shown(self) -> str:
+        return ", ".join(f"{value} (default)" if value == self.default else value for value in self.values)
+
+
+@dataclass(frozen=True)
+class Declaration:
+    """What ``list`` and ``info`` show of one registered env before it is built."""
+
+    env_id: str
+    entry_point: str
+    env_class: type
+    summary: str
+    datasets: Choice | None
+    splits: Choice | None
+    held_out_split: str | None
+    observation_modes: Choice | None
+    takes_action_format: bool
+    lists_admissible_actions: bool
+
+
+DATASET_ARGUMENTS = ("dataset", "source")
+"""The constructor arguments that choose where tasks come from (ALFWorld calls it ``source``)."""
+
+
+def _literal_values(hint: Any) -> tuple[str, ...]:
+    """The string values of a ``Literal`` annotation, through ``| None`` and aliases."""
+    if typing.get_origin(hint) is typing.Literal:
+        return tuple(value for value in typing.get_args(hint) if isinstance(value, str))
+    return tuple(value for arg in typing.get_args(hint) for value in _literal_values(arg))
+
+
+def _argument_doc(env_class: type, argument: str) -> str:
+    """The text of ``argument``'s entry in the class docstring's ``Args:`` section ("" if none)."""
+    doc = inspect.getdoc(env_class) or ""
+    args = doc.split("Args:", 1)[1] if "Args:" in doc else ""
+    match = re.search(rf"^([ \t]*){re.escape(argument)}:(.*(?:\n\1[ \t]+.*)*)", args, flags=re.MULTILINE)
+    return " ".join(match.group(2).split()) if match else ""
+
+
+def _choice(env_class: type, parameters: Any, hints: dict[str, Any], argument: str) -> Choice | None:
+    if argument not in parameters:
+        return None
+    values = _literal_values(hints.get(argument))
+    if not values:  # an argument typed ``str``: the quoted values its doc names
+        values = tuple(dict.fromkeys(re.findall(r'``"([^"`]+)"``', _argument_doc(env_class, argument))))
+    if not values:
+        return None
+    default = parameters[argument].default
+    return Choice(argument, values, default if isinstance(default, str) else None)
+
+
+def _summary(env_id: str, env_class: type) -> str:
+    """The first line of the env module's docstring, without its ``ENV_ID:`` prefix."""
+    module = sys.modules.get(env_class.__module__)
+    line = ((module.__doc__ if module else None) or env_class.__doc__ or env_id).strip().splitlines()[0]
+    return line.removeprefix(f"{env_id}:").strip()
+
+
+def declaration(env_id: str) -> Declaration:
+    """What ``env_id``'s class declares: datasets, splits, observation modes, action formats.
+
+    >>> d = declaration("WebShop-v0")
+    >>> d.datasets.values, d.held_out_split, d.observation_modes.default
+    (('generated', 'official'), 'test', 'text')
+    """
+    entry_point = gym.spec(env_id).entry_point
+    creator = load_env_creator(entry_point) if isinstance(entry_point, str) else entry_point
+    if not (inspect.isclass(creator) and issubclass(creator, TextEnv)):
+        raise TypeError(f"{env_id} is not an agentenvs TextEnv")
+    parameters = inspect.signature(creator).parameters
+    try:
+        hints = typing.get_type_hints(creator.__init__)
+    except (NameError, TypeError):  # an annotation that only resolves under TYPE_CHECKING
+        hints = {}
+    dataset_argument = next((name for name in DATASET_ARGUMENTS if name in parameters), "dataset")
+    return Declaration(
+        env_id=env_id,
+        entry_point=str(entry_point),
+        env_class=creator,
+        summary=_summary(env_id, creator),
+        datasets=_choice(creator, parameters, hints, dataset_argument),
+        splits=_choice(creator, parameters, hints, "split"),
+        held_out_split=creator.held_out_split,
+        observation_modes=_choice(creator, parameters, hints, "observation_mode"),
+        takes_action_format="action_format" in parameters,
+        lists_admissible_actions=creator._admissible_actions is not TextEnv._admissible_actions,
+    )
+
+
+def _plain(text: str) -> str:
+    """Docstring markup as a terminal shows it."""
+    return text.replace("``", "")
+
+
+def _list(args: argparse.Namespace) -> int:
+    for env_id in agentenvs_ids():
+        try:
+            found = declaration(env_id)
+        except Exception as error:  # an env whose module does not import here: say so, list the rest
+            print(f"{env_id}\n  (cannot be read here: {type(error).__name__}: {error})")
+            continue
+        print(f"{env_id}  {_plain(found.summary)}")
+        if found.datasets is not None:
+            print(f"  {found.datasets.argument}=  {found.datasets.shown()}")
+        if found.splits is not None:
+            held_out = f"; held out: {found.held_out_split}" if found.held_out_split else ""
+            print(f"  split=  {found.splits.shown()}{held_out}")
+    return 0
+
+
+def _usage_error(args: argparse.Namespace, message: str) -> NoReturn:
+    """Exits with status 2, the command's usage and ``message`` (argparse's way)."""
+    parser: argparse.ArgumentParser = args.parser
+    parser.error(message)
+
+
+def _env_arguments(args: argparse.Namespace) -> dict[str, Any]:
+    """``--env-arg KEY=VALUE`` pairs as ``gym.make`` keywords (values read as JSON where they parse)."""
+    kwargs: dict[str, Any] = {}
+    for pair in args.env_arg:
+        key, sep, text = pair.partition("=")
+        if not sep or not key.isidentifier():
+            _usage_error(args, f"--env-arg takes KEY=VALUE, got {pair!r}")
+        try:
+            kwargs[key] = json.loads(text)
+        except ValueError:
+            kwargs[key] = text
+    return kwargs
+
+
+def _make(args: argparse.Namespace) -> gym.Env:
+    """The env of ``args.env`` with its ``--env-arg``s; a bad argument is a usage error naming it."""
+    try:
+        return gym.make(args.env, **_env_arguments(args))
+    except (TypeError, ValueError) as error:
+        _usage_error(args, str(error))
+
+
+def _info(args: argparse.Namespace) -> int:
+    found = declaration(args.env)
+    spec = gym.spec(args.env)
+    print(f"{found.env_id}  {_plain(found.summary)}")
+    rows: list[tuple[str, str]] = [
+        ("entry point", found.entry_point),
+        ("spec", f"max_episode_steps={spec.max_episode_steps}, kwargs={spec.kwargs}"),
+    ]
+    if found.datasets is not None:
+        rows.append((f"datasets ({found.datasets.argument}=)", found.datasets.shown()))
+    if found.splits is not None:
+        rows.append(("splits (split=)", found.splits.shown()))
+    rows.append(("held-out split", found.held_out_split or "none"))
+    rows.append(
+        (
+            "observation modes",
+            f"{found.observation_modes.shown()} (observation_mode=)"
+            if found.observation_modes
+            else "text (the only one)",
+        )
+    )
+    rows.append(
+        (
+            "admissible actions",
+            "listed in info['admissible_actions']" if found.lists_admissible_actions else "open set (None)",
+        )
+    )
+    try:
+        env = _make(args)
+    except Exception as error:  # missing data or packages: the declaration above still holds
+        for name, value in rows:
+            print(f"  {name + ':':<26}{value}")
+        print(f"  {'tasks:':<26}unavailable: {type(error).__name__}: {error}")
+        return 1
+    with env:
+        text_env = env.unwrapped
+        assert isinstance(text_env, TextEnv)
+        formats = (
+            ", ".join(f"{name} (default)" if name == text_env.action_format else name for name in PROJECTORS)
+            + " (action_format=)"
+            if found.takes_action_format
+            else f"{text_env.action_format} (fixed)"
+        )
+        projector = PROJECTORS[text_env.action_format]
+        doc = (projector.__doc__ or "").strip().splitlines()
+        rows += [
+            ("action format", formats),
+            ("  it reads", _plain(doc[0]) if doc else text_env.action_format),
+            ("action space", str(env.action_space)),
+            ("observation space", str(env.observation_space)),
+            ("max turns", str(text_env.max_turns)),
+            ("tasks", f"{len(text_env.task_ids)} (with the env arguments given)"),
+        ]
+    for name, value in rows:
+        print(f"  {name + ':':<26}{value}")
+    return 0
+
+
+QUIT_WORDS = ("quit", "exit")
+_PLACEHOLDER = re.compile(r"<([^<>]+)>")
+
+
+def _read(prompt: str) -> str | None:
+    """A line from the player; None at end of input."""
+    try:
+        return input(prompt)
+    except EOFError:
+        print()
+        return None
+
+
+def _chosen_action(line: str, admissible: list[str] | None, action_format: str) -> str | None:
+    """The action a line means: the numbered admissible action, else the text itself.
+
+    A numbered action with a placeholder (``search[<query>]``) asks for its value; None: input ended.
+
+    Raises:
+        ValueError: for a number that is not on the list (the player is asked again).
+    """
+    text = line.strip()
+    if not (admissible and text.isdigit()):
+        return line
+    if not 1 <= int(text) <= len(admissible):
+        raise ValueError(f"no action {text}: choose 1-{len(admissible)}, or type an action")
+    action = admissible[int(text) - 1]
+    placeholder = _PLACEHOLDER.search(action)
+    if placeholder is not None:
+        value = _read(f"{placeholder.group(1)}: ")
+        if value is None:
+            return None
+        action = action[: placeholder.start()] + value.strip() + action[placeholder.end() :]
+    if action_format.startswith("think_action"):
+        return f"<think>chosen from the list</think><action>{action}</action>"
+    return action
+
+
+def _play(args: argparse.Namespace) -> int:
+    """A person plays: each turn shows the observation and the numbered admissible actions."""
+    if args.episodes < 1:
+        _usage_error(args, f"--episodes must be >= 1, got {args.episodes}")
+    env = _make(args)
+    text_env = env.unwrapped
+    assert isinstance(text_env, TextEnv)
+    played = won = 0
+    print(f"{args.env}: type a number from the list or an action; '{QUIT_WORDS[0]}' or end of input stops.")
+    with env:
+        for episode in range(args.episodes):
+            try:
+                observation, info = env.reset(
+                    seed=args.seed + episode, options=None if args.task is None else {"task_id": args.task}
+                )
+            except KeyError as error:
+                _usage_error(args, str(error.args[0]))
+            print(f"\n== episode {episode + 1}: task {info['task_id']} ==\n{observation}")
+            total, done = 0.0, False
+            while not done:
+                admissible = info["admissible_actions"]
+                for number, action in enumerate(admissible or [], start=1):
+                    print(f"  {number:>3}. {action}")
+                line = _read("> ")
+                if line is not None and line.strip().lower() in QUIT_WORDS:
+                    line = None
+                try:
+                    action = None if line is None else _chosen_action(line, admissible, text_env.action_format)
+                except ValueError as error:
+                    print(error)
+                    continue
+                if action is None:
+                    print(f"stopped: {played} episode(s) played, {won} won")
+                    return 0
+                observation, reward, terminated, truncated, info = env.step(action)
+                total += float(reward)
+                done = bool(terminated or truncated)
+                valid = "" if info["action_valid"] else ", invalid action"
+                print(f"{observation}\n[reward {reward:g}, turn {info['turn']}/{text_env.max_turns}{valid}]")
+            played += 1
+            won += bool(info["won"])
+            ending = "won" if info["won"] else ("out of turns" if truncated else "not won")
+            print(f"== episode over: {ending}, return {total:g} ==")
+    print(f"{played} episode(s) played, {won} won")
+    return 0
+
+
+def _serve(args: argparse.Namespace) -> int:
+    from agentenvs.integrations.openenv import serve
+
+    kwargs = _env_arguments(args)
+    if args.host not in ("127.0.0.1", "localhost", "::1"):
+        print(f"warning: serving on {args.host}, beyond loopback; the server has no authentication", file=sys.stderr)
+    try:
+        serve(args.env, host=args.host, port=args.port, max_sessions=args.max_sessions, **kwargs)
+    except ImportError as error:
+        print(f"python -m agentenvs serve: {error}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:  # uvicorn shuts down on Ctrl-C, then raises it again
+        pass
+    except (TypeError, ValueError) as error:
+        _usage_error(args, str(error))
+    print("stopped")
+    return 0
+
+
+def _add_env_commands(commands: Any) -> None:
+    """``list``, ``info``, ``play`` and ``serve``."""
+    ids = agentenvs_ids()
+    listing = commands.add_parser("list", help="the registered envs, their datasets and splits")
+    listing.set_defaults(run=_list, parser=listing)
+
+    def with_env(name: str, help_text: str, run: Callable[[argparse.Namespace], int]) -> argparse.ArgumentParser:
+        command = commands.add_parser(name, help=help_text, description=help_text)
+        command.add_argument("env", choices=ids, metavar="ENV_ID", help=f"one of {', '.join(ids)}")
+        command.add_argument(
+            "--env-arg",
+            action="append",
+            default=[],
+            metavar="KEY=VALUE",
+            help="a gym.make argument (VALUE read as JSON where it parses); repeatable",
+        )
+        command.set_defaults(run=run, parser=command)
+        return command
+
+    with_env("info", "an env's spec, action format, observation modes, splits and number of tasks", _info)
+    play = with_env("play", "play an env in the terminal (a number from the list, or free text)", _play)
+    play.add_argument("--seed", type=int, default=0, help="seed of the first episode (then +1 per episode)")
+    play.add_argument("--episodes", type=int, default=1, help="episodes to play")
+    play.add_argument("--task", default=None, help="a task id to play (default: drawn with the seed)")
+    serve = with_env("serve", "serve an env over OpenEnv's HTTP/WebSocket protocol", _serve)
+    serve.add_argument("--host", default="127.0.0.1", help="address to listen on (default loopback)")
+    serve.add_argument("--port", type=int, default=8000, help="port (0 picks a free one; the URL is printed)")
+    serve.add_argument("--max-sessions", type=int, default=16, help="WebSocket sessions at once")
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The command line: one subparser per command."""
     parser = argparse.ArgumentParser(
@@ -56,7 +424,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     pregenerate = commands.add_parser(
-        "pregenerate", help="generate an env's games into its cache ahead of training", description=__doc__
+        "pregenerate", help="generate an env's games into its cache ahead of training", description=PREGENERATE_DOC
     )
     pregenerate.formatter_class = argparse.RawDescriptionHelpFormatter
     pregenerate.add_argument("env", choices=sorted(PREGENERATORS), help="the env whose games to generate")
@@ -72,6 +440,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     pregenerate.add_argument("--quiet", action="store_true", help="no progress bar")
     pregenerate.set_defaults(run=lambda args: PREGENERATORS[args.env](args), parser=pregenerate)
+    _add_env_commands(commands)
     return parser
 
 
