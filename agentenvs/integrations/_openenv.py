@@ -10,6 +10,7 @@ import functools
 import inspect
 import json
 import math
+import uuid
 from collections.abc import Awaitable, Callable, MutableMapping
 from typing import Any
 
@@ -130,7 +131,10 @@ class TextEnvironment(Environment[TextAction, TextObservation, EpisodeState]):
     def reset(
         self, seed: int | None = None, episode_id: str | None = None, task_id: str | None = None, **unknown: Any
     ) -> TextObservation:
-        """Starts an episode (on ``task_id`` if given, else a task drawn with ``seed``)."""
+        """Starts an episode (on ``task_id`` if given, else a task drawn with ``seed``).
+
+        ``episode_id`` names the episode in :attr:`state` (a fresh UUID when not given).
+        """
         if unknown:
             raise BadRequest(f"unknown reset field(s) {sorted(unknown)}; supported: ['episode_id', 'seed', 'task_id']")
         if seed is not None and not (is_integer(seed) and 0 <= seed <= MAX_SEED):
@@ -147,7 +151,9 @@ class TextEnvironment(Environment[TextAction, TextObservation, EpisodeState]):
                 raise
             raise BadRequest(str(error.args[0]), status_code=404) from None
         self._started = True
-        self._state = EpisodeState(env_id=self.env_id, episode_id=episode_id, task_id=info["task_id"])
+        self._state = EpisodeState(
+            env_id=self.env_id, episode_id=episode_id or str(uuid.uuid4()), task_id=info["task_id"]
+        )
         return TextObservation(text=_encodable(observation), info=json_safe(info))
 
     def step(

@@ -16,9 +16,8 @@ Example::
     # shell: python -m agentenvs serve SearchQA-v0 --port 8000
     from agentenvs.integrations.openenv import TextEnvClient
     with TextEnvClient(base_url="http://127.0.0.1:8000").sync() as env:
-        result = env.reset(seed=0)                         # or task_id=...
-        result = env.step("<search>Fethstoul Systems</search>")
-        print(result.observation.text, result.reward, result.done)
+        result = env.reset(seed=0)                               # or task_id=...
+        result = env.step("<search>Fethstoul Systems</search>")  # result.observation.text, .reward, .done
 
 Importing this module does not import ``openenv-core``; its functions and classes do.
 """

@@ -65,6 +65,8 @@ def test_a_full_episode_through_the_openenv_client(server_url, questions):
         assert result.observation.text.startswith("<information>") and result.reward == 0.0 and not result.done
         state = env.state()
         assert (state.episode_id, state.step_count, state.task_id, state.done) == ("e-1", 1, task_id, False)
+        assert env.reset(task_id=task_id).observation.info["turn"] == 0 and env.state().episode_id not in (None, "e-1")
+        env.step(TextAction(action=f"<search>{example.question}</search>"))
         result = env.step(f"<answer>{example.answers[0]}</answer>")
         assert result.done and result.reward == 1.0 and result.observation.terminated
         assert result.observation.info["won"] and env.state().won
@@ -97,13 +99,32 @@ def test_sessions_are_isolated(server_url, questions):
         assert result.observation.info["task_id"] == second_id and result.reward == 1.0
 
 
-def open_session(url: str):
+def test_concurrent_sessions_play_their_own_episodes(server_url, questions):
+    task_ids = list(questions)[10 : 10 + MAX_SESSIONS]
+    results = {}
+
+    def play(task_id: str) -> None:
+        with open_session(server_url, task_id=task_id) as env:
+            for _ in range(3):
+                env.step(f"<search>{questions[task_id].question}</search>")
+            result = env.step(f"<answer>{questions[task_id].answers[0]}</answer>")
+            results[task_id] = (result.observation.info["task_id"], result.reward)
+
+    threads = [threading.Thread(target=play, args=(task_id,)) for task_id in task_ids]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=60)
+    assert results == {task_id: (task_id, 1.0) for task_id in task_ids}
+
+
+def open_session(url: str, **reset):
     """A client whose session has started: earlier tests' sessions are released just after they hang up."""
     deadline = time.monotonic() + 10
     while True:
         env = client(url)
         try:
-            env.reset(seed=0)
+            env.reset(**(reset or {"seed": 0}))
             return env
         except RuntimeError:
             env.close()
