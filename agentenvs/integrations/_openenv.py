@@ -10,6 +10,7 @@ import functools
 import inspect
 import json
 import math
+import re
 import uuid
 from collections.abc import Awaitable, Callable, MutableMapping
 from typing import Any
@@ -25,7 +26,7 @@ from openenv.core.env_client import EnvClient
 from openenv.core.env_server.http_server import create_fastapi_app
 from openenv.core.env_server.interfaces import Environment
 from openenv.core.env_server.types import Action, EnvironmentMetadata, Observation, State
-from pydantic import Field
+from pydantic import Field, field_validator
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.middleware.body_limit import RequestBodyLimitMiddleware
 from starlette.websockets import WebSocketDisconnect
@@ -62,6 +63,13 @@ class TextAction(Action):
 
     action: str = Field(strict=True, max_length=MAX_ACTION_CHARS, description="The agent's raw output")
 
+    @field_validator("action", mode="before")
+    @classmethod
+    def _replace_surrogates(cls, value: Any) -> Any:
+        # JSON text may hold escaped lone surrogates, which pydantic refuses; the env would turn them
+        # into U+FFFD anyway (``sanitize_model_text``), so they become that here.
+        return _without_surrogates(value) if isinstance(value, str) else value
+
 
 class TextObservation(Observation):
     """What the env shows after a reset or step (``done``, ``reward`` and ``metadata`` are OpenEnv's)."""
@@ -79,6 +87,20 @@ class EpisodeState(State):
     task_id: str | None = None
     won: bool = False
     done: bool = False
+
+
+_SURROGATES = re.compile("[\ud800-\udfff]")
+
+
+def _without_surrogates(value: Any) -> Any:
+    """``value`` with every lone surrogate in its strings (keys too) replaced by U+FFFD."""
+    if isinstance(value, str):
+        return _SURROGATES.sub("\ufffd", value)
+    if isinstance(value, dict):
+        return {_without_surrogates(key): _without_surrogates(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_without_surrogates(item) for item in value]
+    return value
 
 
 def _encodable(text: str) -> str:
@@ -237,8 +259,11 @@ class WebSocketGuard:
         async def checked() -> Message:
             while True:
                 message = await receive()
-                if message["type"] != "websocket.receive" or _is_json_object(message.get("text")):
+                if message["type"] != "websocket.receive":
                     return message
+                frame = _readable_frame(message.get("text"))
+                if frame is not None:
+                    return {**message, "text": frame}
                 await send({"type": "websocket.send", "text": _BAD_FRAME})
 
         try:
@@ -252,17 +277,27 @@ _BAD_FRAME = json.dumps(
 )
 
 
-def _is_json_object(text: str | None) -> bool:
-    """Whether OpenEnv's handler copes with ``text``: a JSON object, or text that is not JSON
-    (which it answers with ``INVALID_JSON`` itself)."""
+def _readable_frame(text: str | None) -> str | None:
+    """The frame as OpenEnv's handler can take it, or None where it would end the session.
+
+    A JSON object passes, with escaped lone surrogates replaced by U+FFFD (pydantic refuses them,
+    and OpenEnv's error reply echoing one cannot be encoded); text that is not JSON passes too
+    (the handler answers it with ``INVALID_JSON``); anything else (an array, a scalar, nesting too
+    deep, a number too long, a binary frame) is None.
+    """
     if text is None:
-        return False
+        return None
     try:
-        return isinstance(json.loads(text), dict)
+        message = json.loads(text)
     except json.JSONDecodeError:
-        return True
-    except (ValueError, RecursionError):  # too deep, or a number too long: the handler would end the session
-        return False
+        return text
+    except (ValueError, RecursionError):
+        return None
+    if not isinstance(message, dict):
+        return None
+    if "\\ud" not in text.lower():  # no escape of a code point in U+D000-U+DFFF, the surrogates' block
+        return text
+    return json.dumps(_without_surrogates(message))
 
 
 def create_app(env_id: str, *, max_sessions: int, max_body_bytes: int, **env_kwargs: Any) -> FastAPI:

@@ -241,6 +241,16 @@ def test_broken_http_gets_a_4xx_from_the_server(server_url, raw):
     assert status_line.startswith(b"HTTP/1.1 4"), status_line
 
 
+def test_escaped_lone_surrogates_in_an_action_become_u_fffd_as_in_env_step(server_url):
+    step = {"action": {"action": "<search>\ud800 Fethstoul</search>"}}
+    response = requests.post(server_url + "/step", data=json.dumps(step), headers={"content-type": "application/json"})
+    assert response.status_code == 409  # validated; refused only because HTTP /step has no episode
+    with client(server_url) as env:
+        env.reset(seed=0)
+        result = env.step("<search>\ud800 Fethstoul</search>")
+        assert result.observation.info["action"] == "<search>\ufffd Fethstoul</search>"
+
+
 def test_well_formed_http_requests_work(server_url):
     assert requests.post(server_url + "/reset", json={"seed": 1}, timeout=30).json()["observation"]["text"]
     assert requests.get(server_url + "/health", timeout=30).json()["status"] == "healthy"
@@ -269,6 +279,8 @@ MALFORMED_WS = [
     '{"type": "reset", "data": {"seed": 0}' + " " * 10,  # cut short
     "[" * 100_000,
     '{"type": "reset", "data": {"seed": ' + "9" * 5000 + "}}",
+    '{"type": "step", "data": {"action": "x", "bogus": "\\ud800"}}',  # an error reply that echoes a surrogate
+    '{"type": "reset", "data": {"episode_id": "\\udfff", "task_id": 5}}',
 ]
 
 
