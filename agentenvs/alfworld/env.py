@@ -17,6 +17,12 @@ pregenerate ALFWorld-v0`` makes the whole pool ahead of training.
 next command while the agent follows it; with ``expert_plan=True`` the planner's next
 command once it strays; None when unknown) to the contract.
 
+``info["privileged"]`` (:class:`ALFWorldPrivileged`; never in an observation) holds the
+rest of the walkthrough while the agent follows it (None once it strays: the planner is
+not asked, its search is unbounded), the goal of the game's PDDL problem (the formula and
+its literals) and the task type. Commands that fail to parse do not move the agent off the
+walkthrough: they change nothing in the game.
+
 Example:
     >>> import gymnasium as gym, agentenvs
     >>> env = gym.make("ALFWorld-v0", num_generated_games=4)  # doctest: +SKIP
@@ -24,15 +30,19 @@ Example:
     >>> "Your task is to:" in observation  # doctest: +SKIP
     True
     >>> observation, reward, terminated, truncated, info = env.step(info["expert_action"])  # doctest: +SKIP
+    >>> info["privileged"]["expert_plan"][:1] == [info["expert_action"]]  # doctest: +SKIP
+    True
 """
 
 from __future__ import annotations
 
 import copy
+import json
 import os
-from collections.abc import Iterable, Sequence
+import re
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict
 
 from agentenvs.alfworld.data import (
     SPLIT_FOLDERS,
@@ -46,6 +56,79 @@ from agentenvs.core.env import Outcome, TextEnv
 from agentenvs.core.paths import data_folder
 
 DATA_ENV_VAR = "ALFWORLD_DATA"
+
+
+class ALFWorldPrivileged(TypedDict):
+    """``info["privileged"]`` of ALFWorld-v0.
+
+    Attributes:
+        expert_plan: The walkthrough's commands from the current state while every
+            command so far followed it (``[]`` once the game is won); None once the agent
+            strayed, or for a game without a walkthrough. Never planned here: the
+            planner's search has no time or memory bound.
+        goal: The ``(:goal ...)`` formula of the game's PDDL problem, on one line.
+        goal_facts: The literals of that formula in order, each once (e.g.
+            ``"(objectType ?o MugType)"``, ``"(inReceptacle ?o ?r)"``,
+            ``"(not (= ?o1 ?o2))"``); variables are bound by the formula's ``exists``.
+        task_type: ALFWorld's task type (``"pick_and_place_simple"``, ...).
+    """
+
+    expert_plan: list[str] | None
+    goal: str
+    goal_facts: list[str]
+    task_type: str
+
+
+_PDDL_TOKEN = re.compile(r"\(|\)|[^\s()]+")
+_PDDL_CONNECTIVES = frozenset({"and", "or", "not", "imply", "when", "exists", "forall"})
+
+
+def pddl_goal(problem: str) -> tuple[str, list[str]]:
+    """The goal formula of a PDDL problem on one line, and its literals (see :class:`ALFWorldPrivileged`).
+
+    >>> pddl_goal("(define (problem p) (:goal (and (isClean ?o) (not (= ?a ?b)) (isClean ?o))))")
+    ('(and (isClean ?o) (not (= ?a ?b)) (isClean ?o))', ['(isClean ?o)', '(not (= ?a ?b))'])
+    """
+    start = problem.find("(:goal")
+    if start < 0:
+        return "", []
+    stack: list[list[Any]] = [[]]
+    for token in _PDDL_TOKEN.findall(problem, start):
+        if token == "(":
+            stack.append([])
+        elif token == ")":
+            node = stack.pop()
+            stack[-1].append(node)
+            if len(stack) == 1:
+                break
+        else:
+            stack[-1].append(token)
+    if len(stack) != 1 or not stack[0] or len(stack[0][0]) < 2:
+        return "", []  # unbalanced or empty goal: nothing to report
+    formula = stack[0][0][1]
+    literals: dict[str, None] = {}
+
+    def render(node: Any) -> str:
+        return "(" + " ".join(render(part) for part in node) + ")" if isinstance(node, list) else str(node)
+
+    def is_literal(node: Any) -> bool:
+        head = node[0].lower() if isinstance(node, list) and node and isinstance(node[0], str) else None
+        if head == "not":
+            return len(node) == 2 and is_literal(node[1])
+        return head is not None and head not in _PDDL_CONNECTIVES
+
+    def walk(node: Any) -> None:
+        if not isinstance(node, list) or not node:
+            return
+        if is_literal(node):
+            literals.setdefault(render(node), None)
+            return
+        head = str(node[0]).lower()
+        for part in node[2:] if head in ("exists", "forall") else node[1:]:
+            walk(part)
+
+    walk(formula)
+    return render(formula), list(literals)
 
 
 class ALFWorldEnv(TextEnv):
@@ -80,6 +163,8 @@ class ALFWorldEnv(TextEnv):
     """
 
     held_out_split = "eval_in_distribution"
+    # The next expert command is the first step of the privileged plan.
+    privileged_info_keys = ("expert_action",)
 
     def __init__(
         self,
@@ -155,6 +240,9 @@ class ALFWorldEnv(TextEnv):
         self._admissible: list[str] = []
         self._walkthrough: list[str] = []
         self._on_walkthrough = True
+        self._walkthrough_position = 0  # walkthrough commands executed, in order, this episode
+        self._goals: dict[str, tuple[str, list[str]]] = {}  # task id -> pddl_goal() of its game
+        self._episode_goal: dict[str, Any] = {}
 
     # -- TextEnv -----------------------------------------------------------------------
     @property
@@ -176,20 +264,29 @@ class ALFWorldEnv(TextEnv):
         observation, infos = engine.start(game_file)
         self._admissible = list(infos["admissible_commands"])
         self._walkthrough = list(engine.walkthrough or [])
-        self._on_walkthrough = True
+        self._on_walkthrough = bool(self._walkthrough)
+        self._walkthrough_position = 0
+        if task_id not in self._goals:
+            with open(game_file, encoding="utf-8") as handle:
+                self._goals[task_id] = pddl_goal(json.load(handle).get("pddl_problem", ""))
+        goal, goal_facts = self._goals[task_id]
+        self._episode_goal = {"goal": goal, "goal_facts": goal_facts, "task_type": self._games[task_id].task_type}
         self._prefetch_next()
-        return observation, self._extra(task_id, step=0)
+        return observation, self._extra(task_id)
 
     def _act(self, action: str) -> Outcome:
         engine = self._get_engine()
         valid = action.strip() in self._admissible
-        step = self._turn - 1
-        if self._on_walkthrough and (step >= len(self._walkthrough) or action.strip() != self._walkthrough[step]):
-            self._on_walkthrough = False
+        if self._on_walkthrough:
+            position = self._walkthrough_position
+            if position < len(self._walkthrough) and action.strip() == self._walkthrough[position]:
+                self._walkthrough_position += 1
+            else:
+                self._on_walkthrough = False
         observation, _, done, infos = engine.step(action)
         self._admissible = list(infos["admissible_commands"])
         won = bool(infos["won"])
-        extra = self._extra(str(self._task_id), step=self._turn, done=won)
+        extra = self._extra(str(self._task_id), done=won)
         if not valid:
             extra["error"] = f"{action.strip()!r} is not an admissible command"
         return Outcome(
@@ -203,6 +300,14 @@ class ALFWorldEnv(TextEnv):
 
     def _admissible_actions(self) -> list[str] | None:
         return list(self._admissible)
+
+    def _privileged(self) -> Mapping[str, Any]:
+        plan: list[str] | None = None
+        if self._won:
+            plan = []
+        elif self._on_walkthrough:
+            plan = self._walkthrough[self._walkthrough_position :]
+        return {"expert_plan": plan, **self._episode_goal}
 
     def close(self) -> None:
         """Stops the engine's prefetch process and the generator's planner process."""
@@ -225,16 +330,16 @@ class ALFWorldEnv(TextEnv):
             return self._generated.game_file(task_id)
         return self._games[task_id].path
 
-    def _extra(self, task_id: str, *, step: int, done: bool = False) -> dict[str, Any]:
+    def _extra(self, task_id: str, *, done: bool = False) -> dict[str, Any]:
         return {
             "game_file": str(self._game_file(task_id)),
             "task_type": self._games[task_id].task_type,
-            "expert_action": None if done else self._expert_action(step),
+            "expert_action": None if done else self._expert_action(),
         }
 
-    def _expert_action(self, step: int) -> str | None:
-        if self._on_walkthrough and step < len(self._walkthrough):
-            return self._walkthrough[step]
+    def _expert_action(self) -> str | None:
+        if self._on_walkthrough and self._walkthrough_position < len(self._walkthrough):
+            return self._walkthrough[self._walkthrough_position]
         if self.expert_plan:
             plan = self._get_engine().plan()
             return plan[0] if plan else None

@@ -6,21 +6,25 @@ the episode ended, and ``ansi`` rendering — so that an env implements only its
 :meth:`TextEnv._begin` and :meth:`TextEnv._act`.
 
 ``info`` always holds ``task_id``, ``task``, ``turn``, ``won``, ``action_valid``,
-``admissible_actions`` (list or None), ``action`` (the executed action, "" if none)
-and ``action_span`` (``(start, end)`` character offsets in the raw action string,
-or None). It is a tuple, not a dict, so Gymnasium vector envs can merge infos in
-which some members have a span and others None.
+``admissible_actions`` (list or None), ``action`` (the executed action, "" if none),
+``action_span`` (``(start, end)`` character offsets in the raw action string, or
+None; a tuple, not a dict, so Gymnasium vector envs can merge infos in which some
+members have a span and others None) and ``privileged``: what the env knows about the
+episode that the agent must not see (a JSON dict whose schema each env documents; ``{}``
+for an env that defines none; see :mod:`agentenvs.core.privileged`). A subclass returns
+it from :meth:`TextEnv._privileged`; every info gets its own copy.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 import gymnasium as gym
 
 from agentenvs.core.checks import check_choice, check_int
+from agentenvs.core.privileged import PRIVILEGED_KEY, copy_json
 from agentenvs.core.projection import PROJECTORS, Projection, get_projector, sanitize_model_text
 from agentenvs.core.spaces import TextSpace
 
@@ -50,7 +54,7 @@ class TextEnv(gym.Env[str, str]):
     """Base of text environments; subclasses implement the world.
 
     Subclasses define :attr:`task_ids`, :meth:`_task_text`, :meth:`_begin`,
-    :meth:`_act` and optionally :meth:`_admissible_actions`.
+    :meth:`_act` and optionally :meth:`_admissible_actions` and :meth:`_privileged`.
 
     Args:
         max_turns: Steps before the episode is truncated.
@@ -66,6 +70,9 @@ class TextEnv(gym.Env[str, str]):
     """The ``split`` argument value that selects held-out tasks (None: the env has no splits).
 
     Trainers evaluate on it by default (``split=<held_out_split>``)."""
+    privileged_info_keys: ClassVar[tuple[str, ...]] = ()
+    """Top-level ``info`` keys that, like ``info["privileged"]``, tell the agent what it must
+    not know (ALFWorld's ``expert_action``); ``wrappers.StripPrivileged`` removes them too."""
 
     def __init__(
         self,
@@ -115,6 +122,16 @@ class TextEnv(gym.Env[str, str]):
     def _admissible_actions(self) -> list[str] | None:
         """Actions the env accepts now, or None where the action set is open."""
         return None
+
+    def _privileged(self) -> Mapping[str, Any]:
+        """What the env knows about the current episode that the agent must not see.
+
+        Called for the info of every reset and step, after :meth:`_begin` / :meth:`_act`
+        (``self._turn`` is then the number of steps taken). Return JSON values that were
+        computed at reset (step must stay fast); the base copies the dict into the info
+        under ``"privileged"``, so returning the same dict every time is fine.
+        """
+        return {}
 
     def _invalid_format_observation(self, projection: Projection) -> str:
         """Observation after output that holds no well-formed action."""
@@ -218,6 +235,7 @@ class TextEnv(gym.Env[str, str]):
             "action_span": None if span is None else (span.start, span.end),
         }
         info.update(extra)
+        info[PRIVILEGED_KEY] = copy_json(self._privileged())
         return info
 
     _terminated = False

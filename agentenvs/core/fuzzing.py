@@ -34,6 +34,7 @@ from typing import Any
 import gymnasium as gym
 from gymnasium.envs.registration import load_env_creator
 
+from agentenvs.core.privileged import is_json_stable
 from agentenvs.core.projection import PROJECTORS, sanitize_model_text
 
 INFO_TYPES: dict[str, type | tuple[type, ...]] = {
@@ -45,6 +46,7 @@ INFO_TYPES: dict[str, type | tuple[type, ...]] = {
     "admissible_actions": (list, type(None)),
     "action": str,
     "action_span": (tuple, type(None)),
+    "privileged": dict,
 }
 """The ``info`` entries every step and reset carries, with their types."""
 
@@ -254,6 +256,7 @@ def check_info(info: dict[str, Any], *, where: str = "info") -> None:
     assert not isinstance(info["turn"], bool) and info["turn"] >= 0, f"{where}['turn'] = {info['turn']!r}"
     if info["admissible_actions"] is not None:
         assert all(isinstance(a, str) for a in info["admissible_actions"]), f"{where}: non-str admissible action"
+    assert is_json_stable(info["privileged"]), f"{where}['privileged'] does not survive a JSON round trip"
     _encodable(info, where)
 
 

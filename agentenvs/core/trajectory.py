@@ -24,6 +24,8 @@ from typing import Any
 
 import numpy as np
 
+from agentenvs.core.privileged import privileged_of
+
 JSONValue = None | bool | int | float | str | list["JSONValue"] | dict[str, "JSONValue"]
 
 
@@ -106,7 +108,9 @@ class Turn:
         action_span: Where ``action`` lies in ``raw_output`` (None if invalid).
         reward: Reward the env returned for this step.
         valid: Whether the env accepted the action.
-        info: The env's info for this step, as JSON values.
+        info: The env's info for this step, as JSON values (it describes the state
+            after the action: the next observation's admissible actions, privileged
+            information, ...).
     """
 
     observation: str
@@ -116,6 +120,18 @@ class Turn:
     reward: float
     valid: bool
     info: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def privileged(self) -> dict[str, Any] | None:
+        """The env's privileged information of this step, ``info["privileged"]`` (None when absent).
+
+        What the env knew and the agent did not see (gold answers, the target product,
+        the expert plan, ...; each env documents its schema): the PI a credit rule may
+        condition on. Like the rest of :attr:`info` it is as of after the action (ALFWorld's
+        remaining expert plan starts at the next command), so the PI the agent's decision
+        at turn ``i`` was taken under is turn ``i - 1``'s (the reset info's for turn 0).
+        """
+        return privileged_of(self.info)
 
     def to_dict(self) -> dict[str, Any]:
         return {

@@ -12,6 +12,11 @@ Datasets: ``"generated"`` (the embedded fictional knowledge base, default),
 ``"hotpotqa"`` (HotpotQA questions over their own context paragraphs unless a
 corpus is given) and ``"nq"`` (NQ-open questions over a FlashRAG corpus).
 
+``info["privileged"]`` (:class:`SearchQAPrivileged`, the same at reset and every step of
+an episode; never in an observation) holds the gold answers, the supporting titles and
+the corpus passages with those titles (uncut): what an oracle or a PI-conditioned credit
+rule may read and the agent may not.
+
 Example:
     >>> import gymnasium as gym, agentenvs
     >>> env = gym.make("SearchQA-v0")
@@ -21,15 +26,17 @@ Example:
     >>> observation, reward, terminated, truncated, info = env.step("<search>capital</search>")
     >>> observation.startswith("<information>")
     True
+    >>> sorted(info["privileged"])
+    ['gold_answers', 'supporting_passages', 'supporting_titles']
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from functools import lru_cache
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, TypedDict
 
 import numpy as np
 
@@ -61,6 +68,31 @@ INSTRUCTION = (
     "as you need, then put the final answer between <answer> and </answer>."
 )
 """No placeholder inside the tags: small models copy a literal ``<search>query</search>``."""
+
+
+class PassageRecord(TypedDict):
+    """A corpus passage as JSON: its id, title and full text."""
+
+    id: str
+    title: str
+    text: str
+
+
+class SearchQAPrivileged(TypedDict):
+    """``info["privileged"]`` of SearchQA-v0 (constant over an episode).
+
+    Attributes:
+        gold_answers: The gold answers; any of them is an exact match.
+        supporting_titles: Titles of the passages that support the answer, in order of
+            use (``[]`` where the dataset has none, as NQ-open).
+        supporting_passages: Every corpus passage whose title is a supporting title, in
+            the order of ``supporting_titles`` and then of the corpus, text uncut (``[]``
+            for a title the corpus lacks).
+    """
+
+    gold_answers: list[str]
+    supporting_titles: list[str]
+    supporting_passages: list[PassageRecord]
 
 
 def format_hits(hits: Sequence[SearchHit], max_passage_chars: int) -> str:
@@ -103,6 +135,8 @@ class SearchQAEnv(TextEnv):
     """
 
     held_out_split = "test"
+    # The answer step's info names the gold answers: privileged too (StripPrivileged drops it).
+    privileged_info_keys = ("gold_answers",)
 
     def __init__(
         self,
@@ -177,6 +211,8 @@ class SearchQAEnv(TextEnv):
         self._task_ids = tuple(self.questions)
         self.retriever = _cached_retriever(tuple(passages), cache_index)
         self.searches: list[str] = []
+        self._passages_by_title: dict[str, tuple[Passage, ...]] | None = None  # built on first reset
+        self._episode_privileged: SearchQAPrivileged | None = None
 
     @property
     def task_ids(self) -> Sequence[str]:
@@ -197,12 +233,31 @@ class SearchQAEnv(TextEnv):
 
     def _begin(self, task_id: str) -> tuple[str, dict[str, Any]]:
         self.searches = []
+        self._episode_privileged = self._privileged_of(self.questions[task_id])
         question = self.questions[task_id].question
         if not self.initial_search:
             return f"Question: {question}\n{INSTRUCTION}", {}
         hits = self.retriever.search(question, self.top_k)
         observation = f"{format_hits(hits, self.max_passage_chars)}\nQuestion: {question}\n{INSTRUCTION}"
         return observation, {"retrieved_titles": [hit.passage.title for hit in hits]}
+
+    def _privileged(self) -> Mapping[str, Any]:
+        return self._episode_privileged or {}
+
+    def _privileged_of(self, example: QAExample) -> SearchQAPrivileged:
+        if self._passages_by_title is None:
+            wanted = frozenset(title for q in self.questions.values() for title in q.supporting_titles)
+            self._passages_by_title = _passages_by_title(self.retriever, wanted)
+        found = self._passages_by_title
+        return {
+            "gold_answers": list(example.answers),
+            "supporting_titles": list(example.supporting_titles),
+            "supporting_passages": [
+                {"id": passage.id, "title": passage.title, "text": passage.text}
+                for title in dict.fromkeys(example.supporting_titles)
+                for passage in found.get(title, ())
+            ],
+        }
 
     def _invalid_format_observation(self, projection: Projection) -> str:
         return projection.error or SEARCH_ANSWER_FEEDBACK
@@ -273,6 +328,16 @@ def _split_questions(questions: list[QAExample], split: str, test_fraction: floa
 @lru_cache(maxsize=4)
 def _cached_knowledge_base(seed: int) -> KnowledgeBase:
     return generate_knowledge_base(seed=seed)
+
+
+@lru_cache(maxsize=8)
+def _passages_by_title(retriever: BM25Retriever, titles: frozenset[str]) -> dict[str, tuple[Passage, ...]]:
+    """The corpus passages of each of ``titles`` (one pass over the corpus, shared by vector members)."""
+    found: dict[str, list[Passage]] = {}
+    for passage in retriever.passages:
+        if passage.title in titles:
+            found.setdefault(passage.title, []).append(passage)
+    return {title: tuple(passages) for title, passages in found.items()}
 
 
 @lru_cache(maxsize=8)

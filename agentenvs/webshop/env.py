@@ -15,6 +15,10 @@ Observations: ``"text"`` (default: the page's visible text joined by ``" [SEP] "
 ``"text_rich"`` (a piece a line, clickables marked ``[button] … [button_]``) or
 ``"html"``.
 
+``info["privileged"]`` (:class:`WebShopPrivileged`, the same at reset and every step of
+an episode; never in an observation) holds the goal the reward is computed against: the
+target product's ASIN, the goal attributes, the goal option values and the price bound.
+
 Data: ``dataset="generated"`` (default: the embedded 1,000-product shop,
 :mod:`agentenvs.webshop.generator`) or ``"official"`` (the release's files from
 ``data_path`` or ``$AGENTENVS_WEBSHOP_DATA``; ``goal_source="human"`` reads
@@ -29,15 +33,17 @@ Example:
     True
     >>> info["admissible_actions"]
     ['search[<query>]']
+    >>> sorted(info["privileged"])
+    ['goal_attributes', 'goal_options', 'price_upper', 'target_asin']
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from functools import lru_cache
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, TypedDict
 
 from agentenvs.core.checks import check_bool, check_choice, check_int, check_path
 from agentenvs.core.env import Outcome, TextEnv
@@ -58,6 +64,35 @@ from agentenvs.webshop.pages import Page, page_html, page_text, page_text_rich
 
 ObservationMode = Literal["text", "text_rich", "html"]
 _RENDERERS = {"text": page_text, "text_rich": page_text_rich, "html": page_html}
+
+
+class WebShopPrivileged(TypedDict):
+    """``info["privileged"]`` of WebShop-v0 (the episode's :class:`~agentenvs.webshop.data.Goal`).
+
+    Attributes:
+        target_asin: The ASIN of the product the goal was made from (buying another
+            product can still earn full reward).
+        goal_attributes: The attributes the reward looks for in the bought product.
+        goal_options: The option values the goal asks for (for synthetic goals the
+            values of ``Goal.goal_options``, whose names are in the instruction text).
+        price_upper: The price bound of the goal (a float; ``0.0`` and below: none).
+    """
+
+    target_asin: str
+    goal_attributes: list[str]
+    goal_options: list[str]
+    price_upper: float
+
+
+def goal_privileged(goal: Goal) -> WebShopPrivileged:
+    """The privileged dict of ``goal`` (JSON values only; see :class:`WebShopPrivileged`)."""
+    options = goal.goal_options.values() if isinstance(goal.goal_options, dict) else goal.goal_options
+    return {
+        "target_asin": str(goal.asin),
+        "goal_attributes": [str(attribute) for attribute in goal.attributes],
+        "goal_options": [str(option) for option in options],
+        "price_upper": float(goal.price_upper),
+    }
 
 
 class WebShopEnv(TextEnv):
@@ -143,6 +178,7 @@ class WebShopEnv(TextEnv):
         self._task_ids = tuple(str(i) for i in positions)
         self._task_set = frozenset(self._task_ids)
         self.session: ShopSession | None = None
+        self._episode_privileged: WebShopPrivileged | None = None
 
     @property
     def task_ids(self) -> Sequence[str]:
@@ -169,8 +205,13 @@ class WebShopEnv(TextEnv):
         return self.session.page
 
     def _begin(self, task_id: str) -> tuple[str, dict[str, Any]]:
-        self.session = self.engine.session(self.goals[int(task_id)], session_id=f"task_{task_id}")
+        goal = self.goals[int(task_id)]
+        self.session = self.engine.session(goal, session_id=f"task_{task_id}")
+        self._episode_privileged = goal_privileged(goal)
         return self._render(self.session.page), {"page": "search"}
+
+    def _privileged(self) -> Mapping[str, Any]:
+        return self._episode_privileged or {}
 
     def _admissible_actions(self) -> list[str] | None:
         return None if self.session is None else self.session.available_actions()
