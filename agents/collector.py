@@ -29,7 +29,7 @@ from gymnasium.wrappers.vector import DictInfoToList
 from agentenvs.core.groups import make_group_vec
 from agentenvs.core.trajectory import ActionSpan, Trajectory, TrajectoryGroup, Turn
 from agents.rollout import RolloutBatch, RolloutRow
-from wrappers.prompting import PromptBuilder
+from wrappers.prompting import PromptBuilder, history_action
 
 
 @dataclass
@@ -210,8 +210,7 @@ class Collector:
                         valid=valid,
                     )
                 )
-                shown_action = str(member.get("action", "")) if valid else generation.text.strip()[:200]
-                history[i].append((observations[i], shown_action))
+                history[i].append((observations[i], history_action(generation.text, member)))
                 observations[i] = str(next_observations[i])
                 infos[i] = member
                 generated += len(generation.response_ids)

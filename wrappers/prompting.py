@@ -6,7 +6,9 @@ lists them, and the output format the env's projector parses
 (``<think>…</think><action>…</action>``, or Search-R1's ``<search>``/``<answer>``
 tags). Builders read only the info contract (``info["task"]``,
 ``info["admissible_actions"]``) and the env's ``action_format``, so they work
-with every registered env.
+with every registered env. :class:`PromptObservation` wraps an env so that its
+observation *is* that prompt (it keeps the history itself, as
+``agents.collector.Collector`` does): other trainers get our prompts without ours.
 
 Example:
     >>> builder = PromptBuilder(history_length=1)
@@ -17,13 +19,25 @@ Example:
     True
     >>> prompt.rstrip().endswith("<action>your action</action>.")
     True
+    >>> import gymnasium as gym, agentenvs
+    >>> env = PromptObservation(gym.make("SearchQA-v0"), PromptBuilder(history_length=1))
+    >>> prompt, info = env.reset(seed=0)
+    >>> prompt.startswith("You are an agent") and info["task"] in prompt
+    True
+    >>> prompt, *_ = env.step("<search>capital</search>")
+    >>> "[Step 1] Action: <search>capital</search>" in prompt
+    True
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal
+
+import gymnasium as gym
+
+from agentenvs.core.spaces import TextSpace
 
 OutputFormat = Literal["auto", "think_action", "search_answer", "raw"]
 
@@ -54,6 +68,21 @@ STOP_STRINGS: dict[str, tuple[str, ...]] = {
     "raw": (),
 }
 """Strings after which generation can stop, by output format."""
+
+HISTORY_RAW_CHARS = 200
+"""How much of an invalid raw output the history shows (stripped)."""
+
+
+def history_action(raw_output: Any, info: Mapping[str, Any]) -> str:
+    """The action the history shows for one step, given its raw output and the env's info.
+
+    The executed action when the env accepted it (``info["action"]``), else the raw
+    output, stripped and cut to :data:`HISTORY_RAW_CHARS`, so the model sees what it wrote.
+    """
+    if info.get("action_valid", False):
+        return str(info.get("action", ""))
+    text = raw_output if isinstance(raw_output, str) else repr(raw_output)
+    return text.strip()[:HISTORY_RAW_CHARS]
 
 
 def output_format_for(action_format: str) -> str:
@@ -151,3 +180,80 @@ class PromptBuilder:
         if len(text) <= self.max_observation_chars:
             return text
         return text[: self.max_observation_chars].rstrip() + " ..."
+
+
+class PromptObservation(gym.Wrapper[str, str, str, str]):
+    """Makes the observation the prompt :class:`PromptBuilder` builds for the current turn.
+
+    The wrapper keeps the episode's history itself: after each step it records the
+    observation acted on and :func:`history_action` of the raw action, exactly as
+    ``agents.collector.Collector`` does, and builds the next prompt from the task, that
+    history, the env's new observation, ``info["admissible_actions"]`` and the env's
+    ``action_format``. A step after the episode ended (a no-op for agentenvs envs) adds
+    nothing to the history. Infos pass through unchanged.
+
+    Args:
+        env: An env following the agentenvs info contract, with an ``action_format``.
+        builder: The prompt builder (default ``PromptBuilder()``, the collector's default).
+        max_prompt_length: Longest prompt the observation space admits (a prompt holds
+            several observations and actions, so more than the env's own observations).
+
+    Attributes:
+        builder: The prompt builder.
+        action_format: The env's ``action_format``.
+        history: The episode's ``(observation, action shown)`` pairs, oldest first.
+        raw_observation: The env's own latest observation.
+
+    Raises:
+        ValueError: when ``env`` has no ``action_format`` or ``max_prompt_length`` < 1.
+    """
+
+    def __init__(
+        self, env: gym.Env[str, str], builder: PromptBuilder | None = None, *, max_prompt_length: int = 1 << 22
+    ) -> None:
+        super().__init__(env)
+        if isinstance(max_prompt_length, bool) or not isinstance(max_prompt_length, int) or max_prompt_length < 1:
+            raise ValueError(f"PromptObservation.max_prompt_length must be an int >= 1, got {max_prompt_length!r}")
+        try:
+            action_format = env.get_wrapper_attr("action_format")
+        except AttributeError:
+            raise ValueError(
+                "PromptObservation needs an env with an action_format (every agentenvs env has one)"
+            ) from None
+        self.builder = builder or PromptBuilder()
+        self.action_format: str = str(action_format)
+        self.builder.resolve_format(self.action_format)  # an action format without a prompt fails here
+        self.observation_space = TextSpace(max_prompt_length)
+        self.history: list[tuple[str, str]] = []
+        self.raw_observation = ""
+        self._done = True
+
+    @property
+    def stop_strings(self) -> tuple[str, ...]:
+        """Where generation may stop for this env's output format."""
+        return self.builder.stop_strings(self.action_format)
+
+    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[str, dict[str, Any]]:
+        observation, info = self.env.reset(seed=seed, options=options)
+        self.history = []
+        self.raw_observation = observation
+        self._done = False
+        return self.prompt(observation, info), info
+
+    def step(self, action: str) -> tuple[str, float, bool, bool, dict[str, Any]]:
+        observation, reward, terminated, truncated, info = self.env.step(action)
+        if not self._done:
+            self.history.append((self.raw_observation, history_action(action, info)))
+            self.raw_observation = observation
+            self._done = bool(terminated or truncated)
+        return self.prompt(observation, info), float(reward), terminated, truncated, info
+
+    def prompt(self, observation: str, info: Mapping[str, Any]) -> str:
+        """The prompt for ``observation`` (with ``info``) after the history kept so far."""
+        return self.builder.build(
+            task=str(info.get("task", "")),
+            observation=observation,
+            history=self.history,
+            admissible_actions=info.get("admissible_actions"),
+            action_format=self.action_format,
+        )
