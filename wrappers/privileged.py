@@ -27,7 +27,7 @@ from typing import Any
 
 import gymnasium as gym
 
-from agentenvs.core.privileged import PRIVILEGED_KEY
+from agentenvs.core.privileged import privileged_keys, strip_privileged
 
 
 class StripPrivileged(gym.Wrapper[str, str, str, str]):
@@ -42,16 +42,12 @@ class StripPrivileged(gym.Wrapper[str, str, str, str]):
 
     def __init__(self, env: gym.Env[str, str]) -> None:
         super().__init__(env)
-        extra = tuple(getattr(env.unwrapped, "privileged_info_keys", ()))
-        self.stripped_keys: frozenset[str] = frozenset((PRIVILEGED_KEY, *extra))
+        self.stripped_keys: frozenset[str] = privileged_keys(env)
 
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[str, dict[str, Any]]:
         observation, info = self.env.reset(seed=seed, options=options)
-        return observation, self._strip(info)
+        return observation, strip_privileged(info, self.stripped_keys)
 
     def step(self, action: str) -> tuple[str, float, bool, bool, dict[str, Any]]:
         observation, reward, terminated, truncated, info = self.env.step(action)
-        return observation, float(reward), terminated, truncated, self._strip(info)
-
-    def _strip(self, info: dict[str, Any]) -> dict[str, Any]:
-        return {key: value for key, value in info.items() if key not in self.stripped_keys}
+        return observation, float(reward), terminated, truncated, strip_privileged(info, self.stripped_keys)

@@ -24,12 +24,14 @@ Example:
     ['Paris']
     >>> copy_json(privileged) == privileged and copy_json(privileged) is not privileged
     True
+    >>> strip_privileged({"task_id": "q1", PRIVILEGED_KEY: privileged})
+    {'task_id': 'q1'}
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from typing import Any
 
 PRIVILEGED_KEY = "privileged"
@@ -40,6 +42,25 @@ def privileged_of(info: Mapping[str, Any]) -> dict[str, Any] | None:
     """The privileged dict of an env's ``info`` (None when absent, e.g. stripped)."""
     value = info.get(PRIVILEGED_KEY)
     return value if isinstance(value, dict) else None
+
+
+def privileged_keys(env: Any) -> frozenset[str]:
+    """The info keys holding privileged information for ``env`` (a wrapped env is fine).
+
+    ``"privileged"`` and the env class's ``privileged_info_keys`` (e.g. ALFWorld's
+    ``expert_action``, SearchQA's ``gold_answers``).
+    """
+    extra = getattr(getattr(env, "unwrapped", env), "privileged_info_keys", ())
+    return frozenset((PRIVILEGED_KEY, *extra))
+
+
+def strip_privileged(info: Mapping[str, Any], keys: Collection[str] = (PRIVILEGED_KEY,)) -> dict[str, Any]:
+    """A copy of ``info`` without ``keys`` (pass :func:`privileged_keys` of the env to drop them all).
+
+    For what crosses to code that must not read privileged information (a remote
+    agent, an evaluation harness); ``wrappers.StripPrivileged`` applies it to an env.
+    """
+    return {key: value for key, value in info.items() if key not in keys}
 
 
 def copy_json(value: Any) -> Any:

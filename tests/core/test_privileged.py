@@ -4,7 +4,14 @@ from gymnasium.vector import AutoresetMode, SyncVectorEnv
 from gymnasium.wrappers.vector import DictInfoToList
 
 from agentenvs.core.env import Outcome, TextEnv
-from agentenvs.core.privileged import PRIVILEGED_KEY, copy_json, is_json_stable, privileged_of
+from agentenvs.core.privileged import (
+    PRIVILEGED_KEY,
+    copy_json,
+    is_json_stable,
+    privileged_keys,
+    privileged_of,
+    strip_privileged,
+)
 from agentenvs.core.trajectory import Trajectory, Turn, read_jsonl, to_json_value, write_jsonl
 
 
@@ -93,3 +100,13 @@ def test_check_env_passes_with_privileged_infos():
     from gymnasium.utils.env_checker import check_env
 
     check_env(SecretEnv())
+
+
+def test_privileged_keys_and_strip():
+    class Leaky(SecretEnv):
+        privileged_info_keys = ("hint",)
+
+    assert privileged_keys(SecretEnv()) == {PRIVILEGED_KEY} and privileged_keys(Leaky()) == {PRIVILEGED_KEY, "hint"}
+    info = {"task_id": "t0", "hint": "w", PRIVILEGED_KEY: {}}
+    assert strip_privileged(info, privileged_keys(Leaky())) == {"task_id": "t0"}
+    assert strip_privileged(info) == {"task_id": "t0", "hint": "w"} and PRIVILEGED_KEY in info  # a copy
