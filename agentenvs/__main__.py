@@ -375,7 +375,14 @@ def _serve(args: argparse.Namespace) -> int:
     if args.host not in ("127.0.0.1", "localhost", "::1"):
         print(f"warning: serving on {args.host}, beyond loopback; the server has no authentication", file=sys.stderr)
     try:
-        serve(args.env, host=args.host, port=args.port, max_sessions=args.max_sessions, **kwargs)
+        serve(
+            args.env,
+            host=args.host,
+            port=args.port,
+            max_sessions=args.max_sessions,
+            expose_privileged=args.expose_privileged,
+            **kwargs,
+        )
     except ImportError as error:
         print(f"python -m agentenvs serve: {error}", file=sys.stderr)
         return 1
@@ -415,6 +422,11 @@ def _add_env_commands(commands: Any) -> None:
     serve.add_argument("--host", default="127.0.0.1", help="address to listen on (default loopback)")
     serve.add_argument("--port", type=int, default=8000, help="port (0 picks a free one; the URL is printed)")
     serve.add_argument("--max-sessions", type=int, default=16, help="WebSocket sessions at once")
+    serve.add_argument(
+        "--expose-privileged",
+        action="store_true",
+        help="send info['privileged'] (answers, targets, expert plans) to clients; off: clients are agents",
+    )
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -34,6 +34,7 @@ from starlette.websockets import WebSocketDisconnect
 import agentenvs
 from agentenvs.core.checks import is_integer
 from agentenvs.core.env import TextEnv
+from agentenvs.core.privileged import privileged_keys, strip_privileged
 
 MAX_ACTION_CHARS = 1 << 16
 """Longest action text accepted (the default ``max_action_length`` of every agentenvs env)."""
@@ -131,6 +132,8 @@ class TextEnvironment(Environment[TextAction, TextObservation, EpisodeState]):
 
     Args:
         env_id: A registered agentenvs id.
+        expose_privileged: Send ``info["privileged"]`` (and the env's other privileged info keys)
+            to clients; off by default, so a client that plays the agent never sees answers.
         **env_kwargs: Passed to ``gym.make``.
 
     ``reset`` takes ``seed``, ``episode_id`` and ``task_id``; ``step`` takes a :class:`TextAction`
@@ -140,13 +143,14 @@ class TextEnvironment(Environment[TextAction, TextObservation, EpisodeState]):
 
     SUPPORTS_CONCURRENT_SESSIONS = True
 
-    def __init__(self, env_id: str, **env_kwargs: Any) -> None:
+    def __init__(self, env_id: str, *, expose_privileged: bool = False, **env_kwargs: Any) -> None:
         super().__init__()
         self.env_id = env_id
         self._env = gym.make(env_id, **env_kwargs)
         if not isinstance(self._env.unwrapped, TextEnv):
             self._env.close()
             raise TypeError(f"{env_id!r} is not an agentenvs TextEnv")
+        self._hidden_keys = frozenset() if expose_privileged else privileged_keys(self._env)
         self._state = EpisodeState(env_id=env_id)
         self._started = False
 
@@ -176,7 +180,7 @@ class TextEnvironment(Environment[TextAction, TextObservation, EpisodeState]):
         self._state = EpisodeState(
             env_id=self.env_id, episode_id=episode_id or str(uuid.uuid4()), task_id=info["task_id"]
         )
-        return TextObservation(text=_encodable(observation), info=json_safe(info))
+        return TextObservation(text=_encodable(observation), info=self._client_info(info))
 
     def step(
         self,
@@ -205,7 +209,7 @@ class TextEnvironment(Environment[TextAction, TextObservation, EpisodeState]):
         self._state.done = done
         return TextObservation(
             text=_encodable(observation),
-            info=json_safe(info),
+            info=self._client_info(info),
             reward=float(reward),
             done=done,
             terminated=bool(terminated),
@@ -225,6 +229,10 @@ class TextEnvironment(Environment[TextAction, TextObservation, EpisodeState]):
             description=doc.splitlines()[0],
             version=agentenvs.__version__,
         )
+
+    def _client_info(self, info: dict[str, Any]) -> dict[str, Any]:
+        """The info a client sees: JSON values, without privileged keys unless they are exposed."""
+        return json_safe(strip_privileged(info, self._hidden_keys))
 
     def close(self) -> None:
         """Closes the env."""
@@ -300,10 +308,12 @@ def _readable_frame(text: str | None) -> str | None:
     return json.dumps(_without_surrogates(message))
 
 
-def create_app(env_id: str, *, max_sessions: int, max_body_bytes: int, **env_kwargs: Any) -> FastAPI:
+def create_app(
+    env_id: str, *, max_sessions: int, max_body_bytes: int, expose_privileged: bool = False, **env_kwargs: Any
+) -> FastAPI:
     """OpenEnv's FastAPI app (``create_fastapi_app``) for ``env_id``, with 4xx for bad requests."""
     TextEnvironment(env_id, **env_kwargs).close()  # a bad env argument fails here, not per request
-    factory = functools.partial(TextEnvironment, env_id, **env_kwargs)
+    factory = functools.partial(TextEnvironment, env_id, expose_privileged=expose_privileged, **env_kwargs)
     app = create_fastapi_app(factory, TextAction, TextObservation, max_concurrent_envs=max_sessions)
 
     async def bad_request(request: Request, error: Exception) -> Response:

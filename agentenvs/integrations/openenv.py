@@ -28,7 +28,7 @@ import sys
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from agentenvs.core.checks import check_int, check_str
+from agentenvs.core.checks import check_bool, check_int, check_str
 
 if TYPE_CHECKING:
     from fastapi import FastAPI
@@ -87,6 +87,7 @@ def create_app(
     *,
     max_sessions: int = DEFAULT_MAX_SESSIONS,
     max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
+    expose_privileged: bool = False,
     **env_kwargs: Any,
 ) -> FastAPI:
     """OpenEnv's FastAPI app serving ``env_id`` (what :func:`serve` runs).
@@ -95,13 +96,22 @@ def create_app(
         env_id: A registered agentenvs id.
         max_sessions: WebSocket sessions at once (each has its own env).
         max_body_bytes: Longest request body and WebSocket message; longer bodies get 413.
+        expose_privileged: Send ``info["privileged"]`` (gold answers, target products, expert
+            plans) to clients. Off by default: the client is usually the agent.
         **env_kwargs: Passed to ``gym.make`` for every session's env (checked now).
     """
     owner = "create_app"
     env_id = check_str(owner, "env_id", env_id)
     max_sessions = check_int(owner, "max_sessions", max_sessions, minimum=1)
     max_body_bytes = check_int(owner, "max_body_bytes", max_body_bytes, minimum=1024)
-    return _import_openenv().create_app(env_id, max_sessions=max_sessions, max_body_bytes=max_body_bytes, **env_kwargs)
+    expose_privileged = check_bool(owner, "expose_privileged", expose_privileged)
+    return _import_openenv().create_app(
+        env_id,
+        max_sessions=max_sessions,
+        max_body_bytes=max_body_bytes,
+        expose_privileged=expose_privileged,
+        **env_kwargs,
+    )
 
 
 def make_server(

@@ -17,6 +17,7 @@ ws_client = pytest.importorskip("websockets.sync.client")
 import gymnasium as gym  # noqa: E402
 
 import agentenvs  # noqa: E402, F401  (registers the ids)
+from agentenvs.integrations._openenv import TextEnvironment  # noqa: E402
 from agentenvs.integrations.openenv import TextAction, TextEnvClient, create_app, make_server  # noqa: E402
 
 MAX_SESSIONS = 3
@@ -73,6 +74,21 @@ def test_a_full_episode_through_the_openenv_client(server_url, questions):
         # A step after the end changes nothing, as env.step does.
         after = env.step("<answer>other</answer>")
         assert after.done and after.reward == 0.0 and "over" in after.observation.info["error"]
+
+
+def test_privileged_info_reaches_clients_only_when_exposed(server_url, questions):
+    task_id = next(iter(questions))
+    answer = questions[task_id].answers[0]
+    with client(server_url) as env:  # the default server: clients are agents
+        for result in (env.reset(task_id=task_id), env.step(f"<answer>{answer}x</answer>")):
+            info = result.observation.info
+            assert "privileged" not in info and "gold_answers" not in info and info["task_id"] == task_id
+    environment = TextEnvironment("SearchQA-v0", expose_privileged=True)
+    try:
+        info = environment.reset(task_id=task_id).info
+        assert info["privileged"]["gold_answers"] == list(questions[task_id].answers)
+    finally:
+        environment.close()
 
 
 def test_openenv_generic_client_speaks_the_same_protocol(server_url):
