@@ -14,10 +14,10 @@ tasks, one episode each, in two ways for the trained ones: ``greedy`` (the argma
 MaskablePPO samples its distribution, DQN is epsilon-greedy at its final epsilon 0.05).
 
 - WebShop-v0: the generated 1,000-product shop, ``max_turns=10``; trained on
-  ``split="train"``, held out ``split="test"`` (goal ids 0-499; the first ``--eval-episodes``).
+  ``split="train"`` (1,075 goals), held out ``split="test"`` (all 500 goals).
 - ALFWorld-v0: generated ``pick_and_place_simple`` games, ``max_turns=50`` (ALFWorld's
   own evaluation length); trained on the 48-game pool of generator seed 0, held out the
-  50-game pool of generator seed 1 (other scenes, objects and goals), both generated
+  100-game pool of generator seed 1 (other scenes, objects and goals), both generated
   before training starts (not timed).
 
 Training stops at its step budget or after ``--max-train-minutes`` of wall time, whichever
@@ -73,6 +73,8 @@ class EnvSetting:
     num_envs: int
     """Envs stepped in lockstep during training (one process)."""
     gamma: float
+    eval_episodes: int
+    """Held-out tasks played, one episode each (the first of the held-out pool)."""
 
 
 ALFWORLD_GAMES = {"task_types": ["pick_and_place_simple"], "max_turns": 50, "translation_cache_size": 64}
@@ -83,19 +85,21 @@ SETTINGS = {
         test_kwargs={"split": "test", "max_turns": 10},
         max_actions=24,
         sb3_steps=60_000,
-        tianshou_steps=40_000,
+        tianshou_steps=100_000,
         num_envs=8,
         gamma=0.95,
+        eval_episodes=500,
     ),
     "alfworld": EnvSetting(
         env_id="ALFWorld-v0",
         train_kwargs={**ALFWORLD_GAMES, "generator_seed": 0, "num_generated_games": 48},
-        test_kwargs={**ALFWORLD_GAMES, "generator_seed": 1, "num_generated_games": 50},
+        test_kwargs={**ALFWORLD_GAMES, "generator_seed": 1, "num_generated_games": 100},
         max_actions=48,
         sb3_steps=30_000,
         tianshou_steps=30_000,
         num_envs=4,
         gamma=0.98,
+        eval_episodes=100,
     ),
 }
 
@@ -246,8 +250,8 @@ def train_sb3(setting: EnvSetting, steps: int, seed: int, max_seconds: float) ->
         venv,
         learning_rate=1e-3,
         n_steps=128,
-        batch_size=256,
-        n_epochs=4,
+        batch_size=128,
+        n_epochs=10,
         gamma=setting.gamma,
         gae_lambda=0.95,
         ent_coef=0.01,
@@ -476,7 +480,7 @@ def run_env(env_name: str, args: argparse.Namespace) -> None:
     setting = SETTINGS[env_name]
     if env_name == "alfworld":
         print(f"[alfworld] pools pre-generated in {pregenerate_alfworld(setting):.0f} s (not timed below)")
-    task_ids = held_out_task_ids(setting, args.eval_episodes)
+    task_ids = held_out_task_ids(setting, args.eval_episodes or setting.eval_episodes)
     runs = [run_one(args.output, f"{env_name}_random", args.force, partial(random_run, setting, task_ids, args.seed))]
     for library in args.libraries:
         steps = int(getattr(setting, f"{library}_steps") * args.steps_scale)
@@ -516,7 +520,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--envs", nargs="+", choices=sorted(SETTINGS), default=["webshop", "alfworld"])
     parser.add_argument("--libraries", nargs="+", choices=sorted(TRAINERS), default=["sb3", "tianshou"])
-    parser.add_argument("--eval-episodes", type=int, default=200, help="held-out tasks per env (at most the pool)")
+    parser.add_argument("--eval-episodes", type=int, default=0, help="held-out tasks per env (0: the env's default)")
     parser.add_argument("--steps-scale", type=float, default=1.0, help="multiplies every training budget")
     parser.add_argument("--max-train-minutes", type=float, default=9.5, help="wall-clock cap of one training")
     parser.add_argument("--seed", type=int, default=0)

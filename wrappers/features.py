@@ -1,10 +1,9 @@
 """Fixed-size numeric observations for any agentenvs env: hashed text features.
 
 :class:`TextFeatures` turns the text observation (and the task, and optionally the last
-action or all the episode's actions) into a ``Box`` vector: each field (:data:`FIELDS`) is
-a bag of words hashed by scikit-learn's
-``HashingVectorizer`` into ``num_features`` columns (L2-normalised, no vocabulary to fit,
-no model to download) and the fields are concatenated.
+action or all the episode's actions: :data:`FIELDS`) into a ``Box`` vector: each field is
+a bag of words hashed by scikit-learn's ``HashingVectorizer`` into ``num_features``
+columns (L2-normalised, no vocabulary to fit, no model to download), concatenated.
 
 Over :class:`~wrappers.discrete.DiscreteActions` it can also describe each candidate
 action, for agents that score actions (DRRN-style: one network applied to every
@@ -12,7 +11,7 @@ candidate) rather than index slots. The observation is then a ``Dict`` of
 
 - ``"observation"``: the vector above;
 - ``"candidates"``: ``(N, num_candidate_features + len(CROSS_FEATURES))``: per candidate
-  its hashed words, then the :data:`CROSS_FEATURES` below; rows past the candidates are 0;
+  its hashed words, then the :data:`CROSS_FEATURES`; rows past the candidates are 0;
 - the action mask (key ``mask_key``, default ``"action_mask"``; Tianshou's DQN reads a
   key named ``"mask"``): ``MultiBinary(N)``.
 
@@ -21,6 +20,11 @@ The same ``(N, d)`` array is in ``info["candidate_features"]`` either way. A can
 ``click[B0...]``, or the whole action) up to the next candidate's argument, outside the
 task statement: on WebShop's results page, a product's title and price.
 
+Tianshou's collector stores each step's ``info`` in its replay buffer, which needs one
+shape per key on every step; the contract's lists (``admissible_actions``,
+``candidate_actions``) vary in length, so pass ``info_keys`` (e.g. ``("won",
+"action_valid")``) there.
+
 Example:
     >>> import gymnasium as gym, agentenvs
     >>> from wrappers.discrete import DiscreteActions
@@ -28,7 +32,7 @@ Example:
     ...                    num_features=64, candidate_features=True)
     >>> observation, info = env.reset(seed=0)
     >>> observation["observation"].shape, observation["candidates"].shape, observation["action_mask"].tolist()
-    ((128,), (8, 25), [1, 0, 0, 0, 0, 0, 0, 0])
+    ((128,), (8, 73), [1, 0, 0, 0, 0, 0, 0, 0])
 """
 
 from __future__ import annotations
@@ -205,7 +209,7 @@ class TextFeatures(gym.Wrapper[Any, Any, Any, Any], gym.utils.RecordConstructorA
         fields: Sequence[str] = ("observation", "task"),
         ngram_range: tuple[int, int] = (1, 1),
         candidate_features: bool = False,
-        num_candidate_features: int = 16,
+        num_candidate_features: int = 64,
         context_chars: int = 160,
         mask_key: str = "action_mask",
         info_keys: Sequence[str] | None = None,
