@@ -21,13 +21,13 @@ from __future__ import annotations
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Literal, NamedTuple
+from typing import Any, Literal, NamedTuple, cast
 
 import numpy as np
 from gymnasium.wrappers.vector import DictInfoToList
 
 from agentenvs.core.groups import make_group_vec
-from agentenvs.core.trajectory import ActionSpan, Trajectory, TrajectoryGroup, Turn
+from agentenvs.core.trajectory import ActionSpan, Trajectory, TrajectoryGroup, Turn, to_json_value
 from agents.rollout import RolloutBatch, RolloutRow
 from wrappers.prompting import PromptBuilder, history_action
 
@@ -62,15 +62,10 @@ class CollectStats:
         return {f"{prefix}{key}": float(value) for key, value in vars(self).items()}
 
 
-def plain(value: Any) -> Any:
-    """``value`` with numpy scalars turned into Python ones, inside dicts and lists too."""
-    if isinstance(value, np.generic):
-        return value.item()
-    if isinstance(value, dict):
-        return {key: plain(item) for key, item in value.items()}
-    if isinstance(value, list):
-        return [plain(item) for item in value]
-    return value
+def _json_info(info: dict[str, Any]) -> dict[str, Any]:
+    """A member's info as JSON values (numpy scalars as Python ones, at any depth), as ``Turn.info``
+    holds it everywhere (``wrappers.RecordTrajectory`` stores the same form)."""
+    return cast(dict[str, Any], to_json_value(info))
 
 
 class Collection(NamedTuple):
@@ -144,7 +139,7 @@ class Collector:
         options = None if task_ids is None else {"task_ids": list(task_ids)}
         observations, reset_infos = self.envs.reset(seed=seed, options=options)
         count = self.num_groups * self.group_size
-        infos = [plain(info) for info in reset_infos]
+        infos = [_json_info(info) for info in reset_infos]
         observations = list(observations)
         initial = list(observations)
         history: list[list[tuple[str, str]]] = [[] for _ in range(count)]
@@ -173,7 +168,7 @@ class Collector:
                 actions[i] = generation.text
             next_observations, rewards, terminated, truncated, step_infos = self.envs.step(actions)
             for i, generation in zip(running, generations, strict=True):
-                member = plain(step_infos[i])
+                member = _json_info(step_infos[i])
                 valid = bool(member.get("action_valid", False))
                 span = member.get("action_span")
                 action_span = None

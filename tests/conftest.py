@@ -1,4 +1,5 @@
-"""Shared fixtures: where the real datasets live (skipped with a reason when absent)."""
+"""Shared fixtures: where the real datasets live (skipped with a reason when absent), and the tiny
+random Qwen3 model (built once per session into the test cache, for every test folder that needs it)."""
 
 from __future__ import annotations
 
@@ -36,3 +37,15 @@ def searchqa_data(shared_data: Path) -> Path:
 def _isolated_cache(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
     """Index caches go to a per-session temp folder, never the user's home."""
     monkeypatch.setenv("AGENTENVS_CACHE", str(tmp_path_factory.getbasetemp() / "agentenvs-cache"))
+
+
+@pytest.fixture(scope="session")
+def model_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.getbasetemp() / "agentenvs-models"
+
+
+@pytest.fixture(scope="session")
+def tiny_model_path(model_cache: Path) -> Path:
+    from agents.policy.models import resolve_model
+
+    return resolve_model("tiny-random-qwen3", model_cache)
