@@ -52,6 +52,8 @@ class GRPOConfig:
     """torch.compile the static decode step (CUDA graphs on GPU); needs decode="static"."""
     history_length: int = 2
     """Past (observation, action) turns shown in the prompt."""
+    history_observations: bool = True
+    """Show past turns' observations in the prompt (False: their actions only, fewer tokens)."""
     show_format: bool = True
     """End prompts with the env's output-format instruction."""
     prompt_preamble: str = "You are an agent solving a task step by step."

@@ -102,7 +102,10 @@ class Trainer:
         self.output_dir = Path(config.output_dir)
         self.credit_rule = make_credit_rule(config.credit, config)
         self.prompt_builder = PromptBuilder(
-            history_length=config.history_length, show_format=config.show_format, preamble=config.prompt_preamble
+            history_length=config.history_length,
+            history_observations=config.history_observations,
+            show_format=config.show_format,
+            preamble=config.prompt_preamble,
         )
         env_kwargs = dict(config.env_kwargs)
         if config.max_turns is not None:

@@ -103,6 +103,9 @@ class PromptBuilder:
 
     Attributes:
         history_length: Past turns shown (k).
+        history_observations: Show the past turns' observations too (False: their actions
+            only, a far shorter prompt where the current observation says what the agent
+            needs, e.g. WebShop pages).
         output_format: ``"auto"`` (from the env's action format) or a fixed format.
         show_admissible: List the admissible actions when the env gives them.
         max_admissible: Show at most this many admissible actions.
@@ -112,6 +115,7 @@ class PromptBuilder:
     """
 
     history_length: int = 2
+    history_observations: bool = True
     output_format: OutputFormat = "auto"
     show_admissible: bool = True
     max_admissible: int = 50
@@ -164,7 +168,8 @@ class PromptBuilder:
             first = len(history) - len(shown) + 1
             lines.append(f"You have taken {len(history)} step(s). The last {len(shown)}:")
             for number, (past_observation, action) in enumerate(shown, start=first):
-                lines.append(f"[Step {number}] Observation: {self._cut(past_observation)}")
+                if self.history_observations:
+                    lines.append(f"[Step {number}] Observation: {self._cut(past_observation)}")
                 lines.append(f"[Step {number}] Action: {action}")
         lines.append(f"Current observation (step {len(history) + 1}): {self._cut(observation)}")
         if self.show_admissible and admissible_actions:

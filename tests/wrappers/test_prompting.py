@@ -6,6 +6,16 @@ from agentenvs.core.spaces import TextSpace
 from wrappers.prompting import FORMAT_INSTRUCTIONS, PromptBuilder, PromptObservation, output_format_for
 
 
+def test_history_without_observations_lists_the_actions_only():
+    history = [("obs 1", "act 1"), ("obs 2", "act 2")]
+    prompt = PromptBuilder(history_length=5, history_observations=False).build(
+        task="T", observation="now", history=history
+    )
+    assert "[Step 1] Action: act 1\n[Step 2] Action: act 2" in prompt
+    assert "obs 1" not in prompt and "obs 2" not in prompt
+    assert "Current observation (step 3): now" in prompt
+
+
 def test_history_is_cut_to_the_last_k_turns():
     history = [(f"obs {i}", f"act {i}") for i in range(1, 5)]
     prompt = PromptBuilder(history_length=2).build(task="T", observation="now", history=history)
