@@ -337,6 +337,11 @@ class ALFWorldEnv(TextEnv):
             "expert_action": None if done else self._expert_action(),
         }
 
+    def expert_action(self) -> str | None:
+        """The walkthrough's next command while the agent follows it (the planner's with
+        ``expert_plan=True`` once off it; else None), as ``info["expert_action"]``."""
+        return None if self._done or self.task_id is None else self._expert_action()
+
     def _expert_action(self) -> str | None:
         if self._on_walkthrough and self._walkthrough_position < len(self._walkthrough):
             return self._walkthrough[self._walkthrough_position]

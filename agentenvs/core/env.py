@@ -133,6 +133,15 @@ class TextEnv(gym.Env[str, str]):
         """
         return {}
 
+    def expert_action(self) -> str | None:
+        """The env's own expert's next action from the current state (None: no expert, or done).
+
+        The action is the executable one, in the env's action language (what ``info["action"]``
+        reports for it; a think format's tags are the agent's to add). Experts know the goal:
+        use them to make demonstrations (behaviour cloning), never as the agent's input.
+        """
+        return None
+
     def _invalid_format_observation(self, projection: Projection) -> str:
         """Observation after output that holds no well-formed action."""
         return f"Invalid action: {projection.error}"

@@ -241,6 +241,15 @@ class SearchQAEnv(TextEnv):
         observation = f"{format_hits(hits, self.max_passage_chars)}\nQuestion: {question}\n{INSTRUCTION}"
         return observation, {"retrieved_titles": [hit.passage.title for hit in hits]}
 
+    def expert_action(self) -> str | None:
+        """Search the next gold supporting title not searched yet this episode, then answer the first gold answer."""
+        if self._done or self.task_id is None:
+            return None
+        question = self.current_question
+        searched = set(self.searches)
+        title = next((t for t in question.supporting_titles if t not in searched), None)
+        return f"<search>{title}</search>" if title is not None else f"<answer>{question.answers[0]}</answer>"
+
     def _privileged(self) -> Mapping[str, Any]:
         return self._episode_privileged or {}
 

@@ -60,6 +60,7 @@ from agentenvs.webshop.data import (
     split_range,
 )
 from agentenvs.webshop.engine import InvalidAction, ShopSession, WebShopEngine
+from agentenvs.webshop.oracle import oracle_action
 from agentenvs.webshop.pages import Page, page_html, page_text, page_text_rich
 
 ObservationMode = Literal["text", "text_rich", "html"]
@@ -203,6 +204,12 @@ class WebShopEnv(TextEnv):
         if self.session is None:
             raise RuntimeError("call reset() first")
         return self.session.page
+
+    def expert_action(self) -> str | None:
+        """The goal-aware oracle's next action (:func:`agentenvs.webshop.oracle.oracle_action`)."""
+        if self._done or self.session is None:
+            return None
+        return oracle_action(self.goal, self.page)
 
     def _begin(self, task_id: str) -> tuple[str, dict[str, Any]]:
         goal = self.goals[int(task_id)]
