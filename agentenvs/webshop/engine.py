@@ -163,9 +163,17 @@ class WebShopEngine:
         except KeyError:
             raise KeyError(f"unknown product {asin!r}") from None
 
-    def results_page(self, instruction: str, keywords: str, page_number: int, session_id: str = "fixed") -> Page:
+    def results_page(
+        self,
+        instruction: str,
+        keywords: str,
+        page_number: int,
+        session_id: str = "fixed",
+        results_per_page: int = PRODUCT_WINDOW,
+    ) -> Page:
         asins = self.top_asins(keywords)
-        window = asins[(page_number - 1) * PRODUCT_WINDOW : page_number * PRODUCT_WINDOW] if page_number >= 1 else []
+        first = (page_number - 1) * results_per_page
+        window = asins[first : first + results_per_page] if page_number >= 1 else []
         return Page(
             kind="results",
             instruction=instruction,
@@ -202,9 +210,9 @@ class WebShopEngine:
         """The reward for buying ``asin`` with ``options`` against ``goal``."""
         return get_reward(self.product(asin), goal, self.prices[asin], options, self.nouns)
 
-    def session(self, goal: Goal, session_id: str = "fixed") -> ShopSession:
+    def session(self, goal: Goal, session_id: str = "fixed", results_per_page: int = PRODUCT_WINDOW) -> ShopSession:
         """A new shopper on the search page."""
-        return ShopSession(self, goal, session_id)
+        return ShopSession(self, goal, session_id, results_per_page=results_per_page)
 
 
 @dataclass
@@ -214,6 +222,7 @@ class ShopSession:
     engine: WebShopEngine
     goal: Goal
     session_id: str = "fixed"
+    results_per_page: int = PRODUCT_WINDOW
     keywords: str = ""
     page_number: int = 1
     asin: str | None = None
@@ -298,7 +307,9 @@ class ShopSession:
 
     def _show_results(self, page_number: int) -> None:
         self.page_number, self.asin, self.options = page_number, None, {}
-        self.page = self.engine.results_page(self.goal.instruction_text, self.keywords, page_number, self.session_id)
+        self.page = self.engine.results_page(
+            self.goal.instruction_text, self.keywords, page_number, self.session_id, self.results_per_page
+        )
         self.page.visited = frozenset(self.visited)
 
     def _show_item(self, sub_page: str = "") -> None:

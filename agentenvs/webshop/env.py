@@ -114,6 +114,8 @@ class WebShopEnv(TextEnv):
         generator_seed: Seed of the generated shop, prices and goal price bounds.
         noun_tagger: ``"rules"`` (default) or ``"spacy"`` (needs spaCy and a model).
         show_attrs: Whether item pages offer the ``Attributes`` sub-page.
+        results_per_page: Products per results page (the original shows 10; fewer make
+            shorter observations, e.g. for small models on a CPU). Search still ranks the top 50.
         cache_index: Whether to cache the search index on disk.
         render_mode: None or ``"ansi"``.
     """
@@ -136,6 +138,7 @@ class WebShopEnv(TextEnv):
         generator_seed: int = 0,
         noun_tagger: str = "rules",
         show_attrs: bool = False,
+        results_per_page: int = 10,
         cache_index: bool = True,
         render_mode: str | None = None,
     ) -> None:
@@ -157,6 +160,7 @@ class WebShopEnv(TextEnv):
         generator_seed = check_int(owner, "generator_seed", generator_seed, minimum=0)
         noun_tagger = check_choice(owner, "noun_tagger", noun_tagger, ("rules", "spacy"))
         show_attrs = check_bool(owner, "show_attrs", show_attrs)
+        self.results_per_page = check_int(owner, "results_per_page", results_per_page, minimum=1, maximum=50)
         cache_index = check_bool(owner, "cache_index", cache_index)
         self._render = _RENDERERS[self.observation_mode]
         if dataset == "generated":
@@ -213,7 +217,7 @@ class WebShopEnv(TextEnv):
 
     def _begin(self, task_id: str) -> tuple[str, dict[str, Any]]:
         goal = self.goals[int(task_id)]
-        self.session = self.engine.session(goal, session_id=f"task_{task_id}")
+        self.session = self.engine.session(goal, session_id=f"task_{task_id}", results_per_page=self.results_per_page)
         self._episode_privileged = goal_privileged(goal)
         return self._render(self.session.page), {"page": "search"}
 

@@ -1,7 +1,7 @@
 """A scripted shopper that knows the goal: the reference policy for tests and benchmarks.
 
 It searches the goal instruction, pages through the results until the goal product shows
-(at most the five pages of the top 50), opens it, clicks each goal option not yet chosen
+(at most through the top 50, whatever the page size), opens it, clicks each goal option not yet chosen
 and buys. It scores 1.0 whenever search finds the goal product, so its success rate
 measures how well search ranks the goal product in the top 50.
 
@@ -20,7 +20,8 @@ from __future__ import annotations
 from agentenvs.webshop.data import Goal
 from agentenvs.webshop.pages import BACK_TO_SEARCH, BUY_NOW, NEXT_PAGE, PREV_PAGE, Page
 
-MAX_RESULT_PAGES = 5
+MAX_RESULTS = 50
+"""Search returns the top 50 (as in the original); the oracle pages through them at most."""
 
 
 def _wanted_options(goal: Goal, page: Page) -> list[str]:
@@ -40,7 +41,7 @@ def oracle_action(goal: Goal, page: Page) -> str:
         asins = [product.asin for product in page.products]
         if goal.asin in asins:
             return f"click[{goal.asin}]"
-        if asins and page.page_number < MAX_RESULT_PAGES:
+        if asins and page.page_number * len(asins) < min(page.total, MAX_RESULTS):
             return f"click[{NEXT_PAGE}]"
         return f"click[{asins[0]}]" if asins else f"click[{BACK_TO_SEARCH}]"
     if page.kind == "sub":

@@ -150,7 +150,7 @@ BUILTIN_MODELS: dict[str, Callable[[Path], None]] = {
 
 
 def resolve_model(name_or_path: str | os.PathLike[str], cache_dir: str | os.PathLike[str] | None = None) -> Path:
-    """The local folder of a built-in model name (built once, then cached) or a model path.
+    """The local folder of a built-in model name (built once, then cached), a model path or a run folder.
 
     The folder is built in a temporary sibling and renamed into place, so an
     interrupted build never leaves a half-written model behind.
@@ -177,6 +177,8 @@ def resolve_model(name_or_path: str | os.PathLike[str], cache_dir: str | os.Path
             shutil.rmtree(staging, ignore_errors=True)
         return target
     path = Path(name).expanduser()
+    if (path / "model" / "config.json").is_file():
+        return path / "model"  # a run folder: SFTAgent saves its model in <run>/model
     if (path / "config.json").is_file():
         return path
     raise ValueError(

@@ -206,3 +206,23 @@ def test_numpy_integers_are_accepted():
 
     env = make(num_products=np.int64(50), generator_seed=np.int32(0), max_turns=np.int16(4))
     assert env.max_turns == 4 and len(env.engine.products) == 50
+
+
+def test_results_per_page_shortens_results_pages_and_the_oracle_still_pages_to_the_goal():
+    env = gym.make("WebShop-v0", results_per_page=1, max_turns=60)
+    wins = 0
+    paged = False
+    for seed in range(12):
+        env.reset(seed=seed)
+        shop = env.unwrapped
+        while (action := shop.expert_action()) is not None:
+            _, reward, terminated, truncated, info = env.step(action)
+            if shop.page.kind == "results":
+                assert len(shop.page.products) <= 1
+            paged = paged or action == "click[Next >]"
+            if terminated or truncated:
+                break
+        wins += info["won"]
+    assert paged and wins == 12
+    with pytest.raises(ValueError, match="results_per_page"):
+        gym.make("WebShop-v0", results_per_page=0)

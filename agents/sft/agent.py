@@ -1,0 +1,194 @@
+"""``SFTAgent``: behaviour cloning on the env's own expert, the warm start of an RL run.
+
+``learn()`` plays the expert (:func:`~agents.sft.demonstrations.collect_demonstrations`) on
+the training split, evaluates the model on held-out tasks, fits it to the demonstrations
+(:class:`~agents.sft.trainer.SFTTrainer`), evaluates again and saves the result as a plain
+Hugging Face model in ``<output_dir>/model`` (a LoRA adapter is merged into the weights).
+An RL run starts from it with ``GRPOAgent(model=<output_dir>)``: a new LoRA adapter then
+trains on top of the merged weights, and the reference model (adapter off) is the
+warm-started model, not the original one.
+
+Files in ``output_dir``: ``config.json`` (``kind: "sft"``, model, env, config),
+``metrics.jsonl`` (one record per optimizer step; ``eval/*`` before and after),
+``demonstrations.jsonl`` (the expert turns trained on), ``checkpoints/`` (one per epoch,
+for ``resume``), ``trajectories/`` (the evaluation episodes) and ``model/``.
+
+Example:
+    >>> agent = SFTAgent("tiny-random-qwen3", "SearchQA-v0", SFTConfig(expert_episodes=4))  # doctest: +SKIP
+    >>> agent.learn()["eval/success_rate"]                                                 # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+import torch
+
+import agentenvs  # noqa: F401  (registers the envs)
+from agents.checkpoint import truncate_jsonl
+from agents.collector import Collector
+from agents.evaluation import evaluate_policy
+from agents.policy import LoraOptions, TransformersPolicy
+from agents.sft.config import SFTConfig
+from agents.sft.demonstrations import collect_demonstrations
+from agents.sft.trainer import SFTTrainer, tokenize_demonstrations, write_record
+from agents.trainer import METRICS_FILE, default_eval_env_kwargs
+from wrappers.prompting import PromptBuilder
+
+MODEL_FOLDER = "model"
+"""The subfolder of an SFT (or RL) run that holds a loadable Hugging Face model."""
+
+
+class SFTAgent:
+    """Behaviour cloning of ``env``'s expert into ``model`` (see the module docstring).
+
+    Args:
+        model: ``"smollm2-135m"``, ``"tiny-random-qwen3"``, a local model folder or a run folder.
+        env: A registered env id.
+        config: The run's settings (default ``SFTConfig()``).
+    """
+
+    def __init__(
+        self, model: str | os.PathLike[str] = "smollm2-135m", env: str = "WebShop-v0", config: SFTConfig | None = None
+    ) -> None:
+        self.config = config or SFTConfig()
+        self.model_name = str(model)
+        self.env_id = env
+        config = self.config
+        self.prompt_builder = PromptBuilder(
+            history_length=config.history_length,
+            history_observations=config.history_observations,
+            show_format=config.show_format,
+            preamble=config.prompt_preamble,
+        )
+        env_kwargs = dict(config.env_kwargs)
+        if config.max_turns is not None:
+            env_kwargs["max_turns"] = config.max_turns
+        self.env_kwargs: dict[str, Any] = env_kwargs
+        self.eval_env_kwargs = default_eval_env_kwargs(env, env_kwargs)
+        torch.manual_seed(config.seed)
+        self.policy = TransformersPolicy(
+            model,
+            dtype=config.dtype,
+            device=config.device,
+            lora=(
+                LoraOptions(rank=config.lora_rank, alpha=config.lora_alpha, top_layers=config.lora_top_layers)
+                if config.lora
+                else None
+            ),
+            temperature=1.0,
+            max_new_tokens=config.max_new_tokens,
+            system_prompt=config.system_prompt,
+            response_prefix=config.response_prefix,
+            seed=config.seed,
+        )
+
+    @property
+    def output_dir(self) -> Path:
+        return Path(self.config.output_dir)
+
+    def learn(self) -> dict[str, Any]:
+        """Demonstrate, evaluate, fit, evaluate, save; returns the last record (``eval/*`` after)."""
+        config = self.config
+        output = self.output_dir
+        output.mkdir(parents=True, exist_ok=True)
+        metrics_path = output / METRICS_FILE
+        demonstrations, demo_stats = collect_demonstrations(
+            self.env_id,
+            episodes=config.expert_episodes,
+            prompt_builder=self.prompt_builder,
+            env_kwargs=self.env_kwargs,
+            invalid_action_rate=config.invalid_action_rate,
+            seed=config.seed,
+        )
+        stop = self.prompt_builder.stop_strings(self._action_format())
+        examples = tokenize_demonstrations(self.policy, demonstrations, stop=stop)
+        trainer = SFTTrainer(
+            self.policy,
+            examples,
+            output_dir=output,
+            epochs=config.epochs,
+            batch_size=config.batch_size,
+            micro_batch_size=config.micro_batch_size,
+            learning_rate=config.learning_rate,
+            weight_decay=config.weight_decay,
+            max_grad_norm=config.max_grad_norm,
+            lr_scheduler_type=config.lr_scheduler_type,
+            warmup_steps=config.warmup_steps,
+            seed=config.seed,
+            progress=config.progress,
+            checkpoint_state={"kind": "sft", "model": self.model_name, "env": self.env_id, "config": config.to_dict()},
+        )
+        resumed = config.resume and trainer.resume()
+        if resumed:
+            truncate_jsonl(metrics_path, trainer.optimizer_steps)
+            print(f"resumed SFT from epoch {trainer.epoch}", flush=True)
+        else:
+            metrics_path.unlink(missing_ok=True)
+        (output / "config.json").write_text(
+            json.dumps(
+                {"kind": "sft", "model": self.model_name, "env": self.env_id, "config": config.to_dict()}, indent=2
+            )
+        )
+        with open(output / "demonstrations.jsonl", "w", encoding="utf-8") as handle:
+            for demonstration in demonstrations:
+                handle.write(json.dumps(dataclasses.asdict(demonstration), ensure_ascii=False) + "\n")
+
+        def log(record: dict[str, Any]) -> None:
+            write_record(metrics_path, record)
+
+        if not resumed:
+            log({"step": 0, **demo_stats.to_dict("demonstrations/"), **self.evaluate(step=0)})
+        trainer.train(log)
+        final = {"step": trainer.optimizer_steps, **self.evaluate(step=trainer.optimizer_steps)}
+        log(final)
+        self.save_pretrained(output / MODEL_FOLDER)
+        return final
+
+    def evaluate(self, episodes: int | None = None, *, step: int = 0) -> dict[str, float]:
+        """Greedy held-out success, score, episode length and invalid-action rate ({} with 0 episodes)."""
+        episodes = self.config.eval_episodes if episodes is None else episodes
+        if episodes == 0:
+            return {}
+        collector = Collector(
+            self.policy,
+            self.env_id,
+            num_groups=episodes,
+            group_size=1,
+            prompt_builder=self.prompt_builder,
+            env_kwargs=self.eval_env_kwargs,
+            progress=self.config.progress,
+        )
+        try:
+            return evaluate_policy(
+                self.policy,
+                collector,
+                episodes=episodes,
+                seed=self.config.seed,
+                prefix="eval/",
+                trajectories_path=self.output_dir / "trajectories" / f"eval_step_{step}.jsonl",
+            )
+        finally:
+            collector.close()
+
+    def save_pretrained(self, folder: str | os.PathLike[str]) -> None:
+        """Saves a plain Hugging Face model (LoRA merged in) and the tokenizer."""
+        model: Any = self.policy.model
+        if self.policy.lora is not None:
+            model = copy.deepcopy(model).merge_and_unload()
+        model.save_pretrained(str(folder))
+        self.policy.tokenizer.save_pretrained(str(folder))
+
+    def _action_format(self) -> str:
+        import gymnasium as gym
+
+        env = gym.make(self.env_id, **self.env_kwargs)
+        try:
+            return str(env.get_wrapper_attr("action_format"))
+        finally:
+            env.close()

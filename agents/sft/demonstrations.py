@@ -1,0 +1,152 @@
+"""Expert demonstrations: the envs' own experts, rendered as the prompts RL trains on.
+
+Each env knows an expert (:meth:`agentenvs.core.env.TextEnv.expert_action`: WebShop's
+oracle, SearchQA's gold titles then answer, ALFWorld's walkthrough). Playing it through
+:class:`wrappers.prompting.PromptObservation` with the prompt builder a run uses gives
+``(prompt, response)`` pairs exactly as the collector would show them to the policy, the
+response being the expert's action in the env's output format.
+
+With ``invalid_action_rate > 0`` the expert sometimes first writes a broken action (its
+own with the closing bracket or tag cut off, or with a stray word appended where the
+action has no closing mark): the env answers it as it answers a model's bad output, the
+history shows it, and the demonstration that follows is the expert's recovery. Broken
+turns are never trained on; they only put the envs' invalid-action feedback into prompts.
+
+Example:
+    >>> demos, stats = collect_demonstrations("SearchQA-v0", episodes=2, prompt_builder=PromptBuilder())
+    >>> stats.episodes, stats.success_rate
+    (2, 1.0)
+    >>> demos[0].response.startswith("<search>") and demos[0].turn_index == 0
+    True
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import gymnasium as gym
+import numpy as np
+
+import agentenvs  # noqa: F401  (registers the envs)
+from wrappers.discrete import format_action
+from wrappers.prompting import PromptBuilder, PromptObservation
+
+
+@dataclass(frozen=True)
+class Demonstration:
+    """One expert turn.
+
+    Attributes:
+        prompt: The user message the policy would see (what ``PromptBuilder.build`` returns).
+        response: The expert's action in the env's output format (the training target).
+        task_id: The episode's task.
+        turn_index: The turn (0-based; broken turns count, as in the env).
+    """
+
+    prompt: str
+    response: str
+    task_id: str
+    turn_index: int
+
+
+@dataclass(frozen=True)
+class DemonstrationStats:
+    """What the expert did.
+
+    Attributes:
+        episodes: Episodes played.
+        demonstrations: Expert turns kept (training examples).
+        broken_turns: Injected broken actions (not trained on).
+        success_rate: Share of episodes the expert won (below 1: the expert's own limits,
+            e.g. WebShop search not finding the goal product).
+    """
+
+    episodes: int
+    demonstrations: int
+    broken_turns: int
+    success_rate: float
+
+    def to_dict(self, prefix: str = "") -> dict[str, float]:
+        return {f"{prefix}{key}": float(value) for key, value in vars(self).items()}
+
+
+def break_action(action: str) -> str:
+    """An invalid variant of ``action``: its closing ``]``/``>`` cut off, else a stray word appended.
+
+    >>> break_action("click[Buy Now]"), break_action("<answer>Paris</answer>"), break_action("look")
+    ('click[Buy Now', '<answer>Paris</answer', 'look now')
+    """
+    return action[:-1] if action.endswith(("]", ">")) else f"{action} now"
+
+
+def collect_demonstrations(
+    env_id: str,
+    *,
+    episodes: int,
+    prompt_builder: PromptBuilder,
+    env_kwargs: dict[str, Any] | None = None,
+    task_ids: Sequence[str] | None = None,
+    invalid_action_rate: float = 0.0,
+    seed: int = 0,
+) -> tuple[list[Demonstration], DemonstrationStats]:
+    """Plays the env's expert for ``episodes`` episodes; returns its turns and a summary.
+
+    Args:
+        env_id: A registered agentenvs env id.
+        episodes: Episodes to play.
+        prompt_builder: Builds each turn's prompt (use the run's, so SFT and RL prompts match).
+        env_kwargs: Passed to the env (e.g. ``max_turns``, ``split``).
+        task_ids: Tasks to play, in order and cycled (None: ``episodes`` tasks drawn from the
+            env's pool with ``seed``, without replacement while the pool lasts).
+        invalid_action_rate: Chance, per expert turn, of a broken action first.
+        seed: Seeds the task draw and the broken-action draws.
+
+    Raises:
+        ValueError: naming a bad argument, or an env without an expert.
+    """
+    if isinstance(episodes, bool) or not isinstance(episodes, int) or episodes < 1:
+        raise ValueError(f"episodes must be an integer >= 1, got {episodes!r}")
+    if not 0.0 <= invalid_action_rate < 1.0:
+        raise ValueError(f"invalid_action_rate must be in [0, 1), got {invalid_action_rate!r}")
+    rng = np.random.default_rng(seed)
+    env = PromptObservation(gym.make(env_id, **(env_kwargs or {})), prompt_builder)
+    expert: Any = env.unwrapped
+    try:
+        pool = list(task_ids) if task_ids is not None else list(expert.task_ids)
+        if not pool:
+            raise ValueError(f"{env_id} has no tasks to demonstrate")
+        if task_ids is None:
+            order = np.concatenate([rng.permutation(len(pool)) for _ in range(-(-episodes // len(pool)))])
+            chosen = [pool[i] for i in order[:episodes]]
+        else:
+            chosen = [pool[i % len(pool)] for i in range(episodes)]
+        demonstrations: list[Demonstration] = []
+        broken = wins = 0
+        for episode, task_id in enumerate(chosen):
+            prompt, info = env.reset(seed=seed + episode, options={"task_id": task_id})
+            turn = 0
+            done = False
+            while not done:
+                action = expert.expert_action()
+                if action is None:
+                    if turn == 0:
+                        raise ValueError(f"{env_id} has no expert (expert_action() is None at reset)")
+                    break
+                if rng.random() < invalid_action_rate:
+                    prompt, _, terminated, truncated, info = env.step(break_action(action))
+                    broken += 1
+                    turn += 1
+                    done = terminated or truncated
+                    continue
+                response = format_action(action, env.action_format)
+                demonstrations.append(Demonstration(prompt, response, str(task_id), turn))
+                prompt, _, terminated, truncated, info = env.step(response)
+                turn += 1
+                done = terminated or truncated
+            wins += bool(info.get("won", False))
+    finally:
+        env.close()
+    stats = DemonstrationStats(len(chosen), len(demonstrations), broken, wins / len(chosen))
+    return demonstrations, stats

@@ -1,0 +1,90 @@
+"""Expert demonstrations are the prompts the collector shows, with the expert's actions as targets."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from agents.collector import Collector
+from agents.policy.transformers_policy import Generation
+from agents.sft.demonstrations import break_action, collect_demonstrations
+from wrappers.prompting import PromptBuilder
+
+BUILDER = PromptBuilder(history_length=3, history_observations=False)
+
+
+class ReplayPolicy:
+    """Answers every prompt of the collector with the demonstration made for that same prompt."""
+
+    pad_token_id = 0
+
+    def __init__(self, responses: dict[str, str]) -> None:
+        self.responses = responses
+        self.seen: list[str] = []
+
+    def generate(self, prompts, *, greedy=False, stop=()):
+        self.seen.extend(prompts)
+        out = []
+        for prompt in prompts:
+            text = self.responses[prompt]  # a KeyError here: the collector showed a prompt SFT never made
+            out.append(
+                Generation(
+                    prompt, [1], [5] * len(text), text, [0.0] * len(text), [(i, i + 1) for i in range(len(text))]
+                )
+            )
+        return out
+
+
+@pytest.mark.parametrize("env_id", ["WebShop-v0", "SearchQA-v0"])
+def test_demonstration_prompts_are_the_collectors_prompts(env_id):
+    collector = Collector(
+        None, env_id, num_groups=2, group_size=1, prompt_builder=BUILDER, env_kwargs={"max_turns": 10}
+    )
+    tasks = list(collector.task_ids[:2])
+    demonstrations, stats = collect_demonstrations(
+        env_id, episodes=2, prompt_builder=BUILDER, env_kwargs={"max_turns": 10}, task_ids=tasks
+    )
+    policy = ReplayPolicy({d.prompt: d.response for d in demonstrations})
+    collector.policy = policy
+    try:
+        _, collected = collector.collect(tasks, seed=0)
+    finally:
+        collector.close()
+    assert stats.success_rate == 1.0 and collected.success_rate == 1.0
+    assert sorted(policy.seen) == sorted(d.prompt for d in demonstrations)
+    first = [d.turn_index for d in demonstrations if d.task_id == tasks[0]]
+    assert first == list(range(len(first))) and len(first) >= 2
+
+
+def test_broken_turns_put_the_envs_feedback_in_later_prompts_and_are_not_demonstrated():
+    demonstrations, stats = collect_demonstrations(
+        "WebShop-v0",
+        episodes=6,
+        prompt_builder=BUILDER,
+        env_kwargs={"max_turns": 15},
+        invalid_action_rate=0.5,
+        seed=3,
+    )
+    assert stats.broken_turns > 0 and stats.success_rate == 1.0
+    responses = {d.response for d in demonstrations}
+    assert all(r.endswith("]") for r in responses)  # no broken action is ever a target
+    broken_in_history = re.compile(r"^\[Step \d+\] Action: \w+\[[^\]]*$", re.MULTILINE)
+    assert any(broken_in_history.search(d.prompt) for d in demonstrations), "no prompt shows a broken action"
+    turns = {(d.task_id, d.turn_index) for d in demonstrations}
+    assert len(turns) == len(demonstrations) and stats.demonstrations + stats.broken_turns >= max(t for _, t in turns)
+
+
+def test_break_action_makes_an_invalid_action_for_each_env_language():
+    assert break_action("search[red shoes]") == "search[red shoes"
+    assert break_action("<search>Paris</search>") == "<search>Paris</search"
+    assert break_action("go to desk 1") == "go to desk 1 now"
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [({"episodes": 0}, "episodes"), ({"episodes": 2, "invalid_action_rate": 1.0}, "invalid_action_rate")],
+)
+def test_bad_arguments_are_named(kwargs, message):
+    with pytest.raises(ValueError, match=message):
+        collect_demonstrations("SearchQA-v0", prompt_builder=BUILDER, **kwargs)
