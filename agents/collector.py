@@ -7,6 +7,17 @@ is done. The result is a :class:`~agents.rollout.RolloutBatch`: the trajectory
 groups (text, infos, action spans with token offsets) and the per-turn tensors
 the update needs.
 
+Two rollout modes:
+
+- ``"per_turn"``: every turn's prompt is built afresh (task, recent history, observation) and
+  sampled on its own;
+- ``"conversation"``: one chat per episode that grows turn by turn: the first prompt, the
+  response, then as the next user message only the new observation (with the admissible
+  actions and the format line, as the prompt builder renders a turn, but no history), and so
+  on. The policy's :meth:`~agents.policy.transformers_policy.TransformersPolicy.conversations`
+  sampler keeps the KV cache across turns and encodes only the new tokens. Rows stay per turn
+  (each prompt is the conversation before it), so credit rules see the same batch either way.
+
 Example:
     >>> from agents.policy import TransformersPolicy                                    # doctest: +SKIP
     >>> collector = Collector(TransformersPolicy("tiny-random-qwen3", max_new_tokens=8),
@@ -18,6 +29,7 @@ Example:
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -30,6 +42,8 @@ from agentenvs.core.groups import make_group_vec
 from agentenvs.core.trajectory import ActionSpan, Trajectory, TrajectoryGroup, Turn, to_json_value
 from agents.rollout import RolloutBatch, RolloutRow
 from wrappers.prompting import PromptBuilder, history_action
+
+ROLLOUT_MODES: tuple[str, ...] = ("per_turn", "conversation")
 
 
 @dataclass
@@ -44,7 +58,7 @@ class CollectStats:
         invalid_rate: Share of turns whose action was invalid.
         mean_response_tokens: Mean response length in tokens.
         generated_tokens: Response tokens sampled.
-        prompt_tokens: Prompt tokens processed.
+        prompt_tokens: Prompt tokens fed (in conversation mode only each turn's new ones).
         seconds: Wall time of the collection.
     """
 
@@ -88,6 +102,8 @@ class Collector:
         env_kwargs: Passed to every env.
         vectorization_mode: ``"sync"`` or ``"async"``.
         progress: Show a progress bar over turns.
+        rollout_mode: ``"per_turn"`` or ``"conversation"`` (see the module docstring; the
+            policy then needs ``conversations()``).
     """
 
     def __init__(
@@ -102,7 +118,11 @@ class Collector:
         env_kwargs: dict[str, Any] | None = None,
         vectorization_mode: Literal["sync", "async"] = "sync",
         progress: bool = False,
+        rollout_mode: str = "per_turn",
     ) -> None:
+        if rollout_mode not in ROLLOUT_MODES:
+            raise ValueError(f"rollout_mode must be one of {ROLLOUT_MODES}, got {rollout_mode!r}")
+        self.rollout_mode = rollout_mode
         self.policy = policy
         self.env_id = env_id
         self.groups = make_group_vec(
@@ -112,6 +132,8 @@ class Collector:
         self.envs = DictInfoToList(self.groups)
         self.num_groups, self.group_size = num_groups, group_size
         self.prompt_builder = prompt_builder or PromptBuilder()
+        # A later turn of a conversation: the observation, actions and format line, no preamble or history.
+        self.turn_builder = dataclasses.replace(self.prompt_builder, preamble="", history_length=0)
         self.invalid_action_penalty = float(invalid_action_penalty)
         self.progress = progress
         vector = self.groups.env  # the Sync/AsyncVectorEnv under the group wrapper
@@ -147,14 +169,17 @@ class Collector:
         pending: list[list[RolloutRow]] = [[] for _ in range(count)]
         done = [False] * count
         generated = prompt_tokens = 0
+        conversation = self.policy.conversations() if self.rollout_mode == "conversation" else None
+        fed = [0] * count  # conversation tokens each member's chat held before this turn
         bar = tqdm(total=self.max_turns, desc=f"collect {self.env_id}", leave=False, disable=not self.progress)
         for turn_index in range(self.max_turns):
             running = [i for i in range(count) if not done[i]]
             if not running:
                 break
+            builder = self.turn_builder if conversation is not None and turn_index > 0 else self.prompt_builder
             prompts = [
-                self.prompt_builder.build(
-                    task=str(infos[i].get("task", "")),
+                builder.build(
+                    task="" if builder is self.turn_builder else str(infos[i].get("task", "")),
                     observation=observations[i],
                     history=history[i],
                     admissible_actions=infos[i].get("admissible_actions"),
@@ -162,7 +187,10 @@ class Collector:
                 )
                 for i in running
             ]
-            generations = self.policy.generate(prompts, greedy=greedy, stop=self.stop)
+            if conversation is not None:
+                generations = conversation.generate(running, prompts, greedy=greedy, stop=self.stop)
+            else:
+                generations = self.policy.generate(prompts, greedy=greedy, stop=self.stop)
             actions = [""] * count
             for i, generation in zip(running, generations, strict=True):
                 actions[i] = generation.text
@@ -203,13 +231,16 @@ class Collector:
                         group_id=int(self.groups.group_ids[i]),
                         reward=env_reward - (0.0 if valid else self.invalid_action_penalty),
                         valid=valid,
+                        trunk_hiddens=getattr(generation, "trunk_hiddens", None),
                     )
                 )
                 history[i].append((observations[i], history_action(generation.text, member)))
                 observations[i] = str(next_observations[i])
                 infos[i] = member
                 generated += len(generation.response_ids)
-                prompt_tokens += len(generation.prompt_ids)
+                prompt_tokens += len(generation.prompt_ids) - fed[i]
+                if conversation is not None:  # the next turn's prompt starts with this one's tokens
+                    fed[i] = len(generation.prompt_ids) + len(generation.response_ids)
                 done[i] = bool(terminated[i] or truncated[i])
             bar.update(1)
             bar.set_postfix(running=sum(not d for d in done))
@@ -241,6 +272,8 @@ class Collector:
             TrajectoryGroup(trajectories[block][0].task_id, g, trajectories[block])
             for g, block in enumerate(self.groups.group_slices())
         ]
+        if conversation is not None:
+            _share_trunk_hiddens(pending)
         rows = [row for member_rows in pending for row in member_rows]
         batch = RolloutBatch.from_rows(
             rows,
@@ -263,3 +296,14 @@ class Collector:
             seconds=time.perf_counter() - start_time,
         )
         return Collection(batch, stats)
+
+
+def _share_trunk_hiddens(pending: list[list[RolloutRow]]) -> None:
+    """In a conversation each turn's kept trunk states begin the next turn's: keep one copy, as views."""
+    for member_rows in pending:
+        last = member_rows[-1].trunk_hiddens if member_rows else None
+        if last is None:
+            continue
+        for row in member_rows[:-1]:
+            if row.trunk_hiddens is not None and row.trunk_hiddens.shape[0] <= last.shape[0]:
+                row.trunk_hiddens = last[: row.trunk_hiddens.shape[0]]

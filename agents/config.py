@@ -23,6 +23,7 @@ from typing import Any, Literal
 
 from agents.algorithms.grpo import SCALE_REWARDS
 from agents.algorithms.loss import LOSS_TYPES
+from agents.collector import ROLLOUT_MODES
 from agents.policy.decoding import DecodeSettings
 
 OptionValue = bool | int | float | str
@@ -50,8 +51,11 @@ class GRPOConfig:
     """KV cache of the sampling loop: "dynamic" (grows per token) or "static" (fixed shapes)."""
     compile_decode: bool = False
     """torch.compile the static decode step (CUDA graphs on GPU); needs decode="static"."""
+    rollout_mode: Literal["per_turn", "conversation"] = "per_turn"
+    """"per_turn": each turn's prompt re-renders task and history; "conversation": one chat per
+    episode that grows turn by turn (only new tokens encoded; a trajectory scored in one pass)."""
     history_length: int = 2
-    """Past (observation, action) turns shown in the prompt."""
+    """Past (observation, action) turns shown in the prompt (per_turn mode)."""
     history_observations: bool = True
     """Show past turns' observations in the prompt (False: their actions only, fewer tokens)."""
     show_format: bool = True
@@ -89,7 +93,8 @@ class GRPOConfig:
     mini_batches: int = 1
     """Optimizer steps per pass (the batch split into this many parts)."""
     micro_batch_size: int = 8
-    """Rows per forward/backward (gradients accumulate up to a mini-batch)."""
+    """Rows per forward/backward (conversation mode: trajectories, all turns in one row); gradients
+    accumulate up to a mini-batch."""
     epsilon: float = 0.2
     """Lower clip range of the ratio."""
     epsilon_high: float | None = None
@@ -108,6 +113,9 @@ class GRPOConfig:
     """LoRA alpha."""
     lora_top_layers: int | None = None
     """Adapt only the last N transformer layers (None: all; fewer layers, cheaper backward)."""
+    trunk_cache: bool | None = None
+    """Keep the frozen layers' output from the rollout so updates run only the LoRA layers
+    (exact; ~hidden_size floats per token of CPU memory). None: on with lora and lora_top_layers."""
     # -- evaluation, logging, checkpoints ----------------------------------------------
     eval_every: int = 5
     """Evaluate every this many steps (0: only at the start and the end)."""
@@ -186,6 +194,21 @@ class GRPOConfig:
             fail("lr_scheduler_type", "one of ('constant', 'linear', 'cosine')")
         if not isinstance(self.credit, str) or not self.credit:
             fail("credit", "a registered credit-rule name")
+        if self.rollout_mode not in ROLLOUT_MODES:
+            fail("rollout_mode", f"one of {ROLLOUT_MODES}")
+        if self.rollout_mode == "conversation" and self.decode != "dynamic":
+            fail("rollout_mode", "'per_turn' with decode='static' (a conversation's cache grows turn by turn)")
+        if self.trunk_cache not in (None, True, False):
+            fail("trunk_cache", "None, True or False")
+        if self.trunk_cache and not (self.lora and self.lora_top_layers is not None):
+            fail("trunk_cache", "None or False without lora=True and lora_top_layers (no frozen trunk to keep)")
+
+    @property
+    def use_trunk_cache(self) -> bool:
+        """Whether updates run on kept trunk states (``trunk_cache``, or by default with LoRA on the top layers)."""
+        if self.trunk_cache is not None:
+            return self.trunk_cache
+        return self.lora and self.lora_top_layers is not None
 
     @property
     def rollouts_per_step(self) -> int:

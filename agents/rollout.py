@@ -7,6 +7,12 @@ where the action lies in the response (token span), and which trajectory, turn
 and group the row belongs to. Trajectory-level outcomes are indexed by
 ``trajectory_index``. Text stays in Python lists.
 
+Rows are per turn whichever rollout mode made them. In conversation mode a turn's prompt is
+the whole conversation before it, so a trajectory's rows form a *prefix chain* (each row's
+prompt and response begin the next row's prompt): :meth:`RolloutBatch.prefix_chains` finds
+them, and one forward over a chain's last row scores all of its turns. Rows may carry the
+frozen trunk's hidden states (``trunk_hiddens``), so a later pass runs only the adapted layers.
+
 Example:
     >>> batch = RolloutBatch.from_rows(
     ...     [RolloutRow("p0", [5, 6], [7, 8, 9], [-0.1, -0.2, -0.3], (1, 2), 0, 0, 0, 0.0, True),
@@ -44,6 +50,8 @@ class RolloutRow:
         group_id: The trajectory's group.
         reward: The env's reward for this turn (penalties included).
         valid: Whether the env accepted the action.
+        trunk_hiddens: ``[P + R - 1, D]`` kept trunk states of the prompt and response tokens
+            (the last response token's excepted), or None.
     """
 
     prompt: str
@@ -56,6 +64,7 @@ class RolloutRow:
     group_id: int
     reward: float
     valid: bool
+    trunk_hiddens: torch.Tensor | None = None
 
 
 @dataclass
@@ -83,6 +92,7 @@ class RolloutBatch:
         trajectory_group_ids: ``[N]`` group of each trajectory.
         groups: The :class:`TrajectoryGroup` objects (text, infos, env metadata).
         ref_logprobs: ``[B, T]`` reference-model log-probs (filled when the KL term is on).
+        trunk_hiddens: Per row, its :attr:`RolloutRow.trunk_hiddens` (None unless every row has them).
     """
 
     prompts: list[str]
@@ -102,6 +112,7 @@ class RolloutBatch:
     trajectory_group_ids: torch.Tensor
     groups: list[TrajectoryGroup] = field(default_factory=list)
     ref_logprobs: torch.Tensor | None = None
+    trunk_hiddens: list[torch.Tensor] | None = None
 
     def __len__(self) -> int:
         return len(self.prompts)
@@ -144,7 +155,44 @@ class RolloutBatch:
             turn_rewards=self.turn_rewards[index],
             turn_valid=self.turn_valid[index],
             ref_logprobs=None if self.ref_logprobs is None else self.ref_logprobs[index],
+            trunk_hiddens=None if self.trunk_hiddens is None else [self.trunk_hiddens[i] for i in take],
         )
+
+    def row_tokens(self, row: int) -> tuple[list[int], list[int]]:
+        """Row ``row``'s real prompt ids and response ids."""
+        prompt = self.prompt_ids[row][self.prompt_mask[row].bool()].tolist()
+        return prompt, self.response_ids[row][self.response_mask[row].bool()].tolist()
+
+    def prefix_chains(self) -> list[list[int]]:
+        """The rows grouped into prefix chains, in order of their first row; each chain in turn order.
+
+        Consecutive turns of one trajectory share a chain when the earlier one's prompt and
+        response are the start of the later one's prompt (conversation mode); otherwise (per-turn
+        prompts) every row is a chain of its own.
+
+        >>> rows = [RolloutRow("a", [1, 2], [3], [0.0], None, 0, 0, 0, 0.0, True),
+        ...         RolloutRow("b", [1, 2, 3, 4], [5], [0.0], None, 0, 1, 0, 0.0, True),
+        ...         RolloutRow("c", [9], [5], [0.0], None, 0, 2, 0, 0.0, True)]
+        >>> batch = RolloutBatch.from_rows(rows, trajectory_rewards=[0.0], trajectory_success=[False],
+        ...                                trajectory_group_ids=[0], pad_token_id=0)
+        >>> batch.prefix_chains()
+        [[0, 1], [2]]
+        """
+        by_trajectory: dict[int, list[int]] = {}
+        for row in range(len(self)):
+            by_trajectory.setdefault(int(self.trajectory_index[row]), []).append(row)
+        chains: list[list[int]] = []
+        for rows in by_trajectory.values():
+            rows.sort(key=lambda r: int(self.turn_index[r]))
+            previous: list[int] | None = None
+            for row in rows:
+                prompt, response = self.row_tokens(row)
+                if previous is not None and chains and prompt[: len(previous)] == previous:
+                    chains[-1].append(row)
+                else:
+                    chains.append([row])
+                previous = prompt + response
+        return sorted(chains, key=lambda chain: chain[0])
 
     @classmethod
     def from_rows(
@@ -196,4 +244,9 @@ class RolloutBatch:
             trajectory_success=torch.tensor(list(trajectory_success), dtype=torch.bool),
             trajectory_group_ids=torch.tensor(list(trajectory_group_ids), dtype=torch.long),
             groups=list(groups or []),
+            trunk_hiddens=(
+                [r.trunk_hiddens for r in rows if r.trunk_hiddens is not None]
+                if rows and all(r.trunk_hiddens is not None for r in rows)
+                else None
+            ),
         )

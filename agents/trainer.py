@@ -8,6 +8,12 @@ held-out tasks greedily. Metrics go to ``metrics.jsonl``, TensorBoard and the
 console; checkpoints are atomic and hold everything a resumed run needs to
 reproduce an uninterrupted one exactly (on CPU).
 
+The update scores rows a prefix chain at a time (:meth:`RolloutBatch.prefix_chains`: a single
+turn, or in conversation mode a whole trajectory in one forward pass, its per-token log-probs
+scattered back into per-turn rows), and on the frozen trunk's kept hidden states when the
+rollout kept them (``trunk_cache``: only the LoRA layers run), so no token the rollout already
+pushed through the frozen layers goes through them again.
+
 Example:
     >>> from agents.policy import TransformersPolicy                                   # doctest: +SKIP
     >>> trainer = Trainer(TransformersPolicy("tiny-random-qwen3"), "SearchQA-v0", GRPOConfig())  # doctest: +SKIP
@@ -121,8 +127,12 @@ class Trainer:
             invalid_action_penalty=config.invalid_action_penalty,
             env_kwargs=env_kwargs,
             progress=config.progress,
+            rollout_mode=config.rollout_mode,
         )
         self._eval_collector: Collector | None = None
+        self.trunk_cache = config.use_trunk_cache and getattr(policy, "trunk_layer", None) is not None
+        if config.trunk_cache and not self.trunk_cache:
+            raise ValueError("GRPOConfig.trunk_cache=True, but the policy has no frozen trunk (LoRA on all its layers)")
         self.optimizer = torch.optim.AdamW(
             policy.trainable_parameters(), lr=config.learning_rate, weight_decay=config.weight_decay
         )
@@ -179,7 +189,11 @@ class Trainer:
         chosen = self.rng.choice(len(task_pool), size=config.num_groups, replace=replace)
         collect_seed = int(self.rng.integers(0, 2**31 - 1))
         reuse = self.credit_rule.reuses_prompt_caches  # the rule rescores on top of the rollout's prompt KV
-        with self.policy.keeping_prompt_caches() if reuse else contextlib.nullcontext():
+        with contextlib.ExitStack() as keeping:
+            if reuse:
+                keeping.enter_context(self.policy.keeping_prompt_caches())
+            if self.trunk_cache:
+                keeping.enter_context(self.policy.keeping_trunk_hiddens())
             batch, stats = self.collector.collect([task_pool[i] for i in chosen], seed=collect_seed)
         collected = time.perf_counter()
         if config.beta > 0:
@@ -231,21 +245,25 @@ class Trainer:
         device = self.policy.device
         sums = {"loss": 0.0, "clip_fraction": 0.0, "kl": 0.0, "ratio_mean": 0.0, "grad_norm": 0.0}
         updates = 0
-        rows = len(batch)
-        if rows == 0:
+        if len(batch) == 0:
             return sums
+        chains = batch.prefix_chains()  # one row each, or a conversation's turns together
+
+        def rows_of(chosen: torch.Tensor) -> torch.Tensor:
+            return torch.tensor([row for chain in chosen.tolist() for row in chains[chain]], dtype=torch.long)
+
         for _ in range(config.num_iterations):
-            order = torch.randperm(rows, generator=self.shuffle_generator)
-            for part in torch.tensor_split(order, config.mini_batches):
-                if len(part) == 0:
+            order = torch.randperm(len(chains), generator=self.shuffle_generator)
+            for chosen in torch.tensor_split(order, config.mini_batches):
+                if len(chosen) == 0:
                     continue
+                part = rows_of(chosen)
                 self.optimizer.zero_grad(set_to_none=True)
                 tokens = int(batch.response_mask[part].sum())
-                for micro in torch.split(part, config.micro_batch_size):
+                for micro_chains in torch.split(chosen, config.micro_batch_size):
+                    micro = rows_of(micro_chains)
                     sub = batch.select(micro)
-                    logprobs = self.policy.token_logprobs(
-                        sub.prompt_ids, sub.prompt_mask, sub.response_ids, sub.response_mask
-                    )
+                    logprobs = self.batch_logprobs(sub)
                     loss, stats = policy_loss(
                         logprobs,
                         sub.old_logprobs.to(device),
@@ -279,18 +297,46 @@ class Trainer:
                 updates += 1
         return {key: value / max(updates, 1) for key, value in sums.items()}
 
+    def batch_logprobs(self, batch: RolloutBatch, *, model: torch.nn.Module | None = None) -> torch.Tensor:
+        """``[B, T]`` teacher-forced log-probs of a batch's responses, one forward per prefix chain.
+
+        Rows without chains or kept trunk states take the policy's ``token_logprobs`` path as
+        is; otherwise each chain's last row is scored once (on its kept trunk states when it has
+        them) and every row of the chain reads its response's span out of that pass.
+        """
+        chains = batch.prefix_chains()
+        if batch.trunk_hiddens is None and all(len(chain) == 1 for chain in chains):
+            return self.policy.token_logprobs(
+                batch.prompt_ids, batch.prompt_mask, batch.response_ids, batch.response_mask, model=model
+            )
+        tokens = [batch.row_tokens(row) for row in range(len(batch))]
+        sequences = [tokens[chain[-1]][0] + tokens[chain[-1]][1] for chain in chains]
+        spans = [
+            [(len(tokens[row][0]), len(tokens[row][0]) + len(tokens[row][1])) for row in chain] for chain in chains
+        ]
+        kept = None if batch.trunk_hiddens is None else [batch.trunk_hiddens[chain[-1]] for chain in chains]
+        scored = self.policy.sequence_logprobs(sequences, spans, trunk_hiddens=kept, model=model)
+        width = batch.response_ids.shape[1]
+        by_row = {
+            row: piece
+            for chain, pieces in zip(chains, scored, strict=True)
+            for row, piece in zip(chain, pieces, strict=True)
+        }
+        return torch.stack(
+            [torch.nn.functional.pad(by_row[row], (0, width - len(by_row[row]))) for row in range(len(batch))]
+        )
+
     @torch.no_grad()
     def _reference_logprobs(self, batch: RolloutBatch) -> torch.Tensor:
-        pieces = []
+        result = torch.zeros_like(batch.old_logprobs)
+        chains = batch.prefix_chains()
         with self.policy.reference_model() as reference:
-            for rows in torch.split(torch.arange(len(batch)), self.config.micro_batch_size):
-                sub = batch.select(rows)
-                pieces.append(
-                    self.policy.token_logprobs(
-                        sub.prompt_ids, sub.prompt_mask, sub.response_ids, sub.response_mask, model=reference
-                    ).cpu()
+            for start in range(0, len(chains), self.config.micro_batch_size):
+                rows = torch.tensor(
+                    [row for chain in chains[start : start + self.config.micro_batch_size] for row in chain]
                 )
-        return torch.cat(pieces) if pieces else torch.zeros_like(batch.old_logprobs)
+                result[rows] = self.batch_logprobs(batch.select(rows), model=reference).cpu()
+        return result
 
     # -- evaluation -------------------------------------------------------------------
     def evaluate(self, episodes: int | None = None, *, prefix: str = "") -> dict[str, float]:
@@ -336,6 +382,7 @@ class Trainer:
                 invalid_action_penalty=self.config.invalid_action_penalty,
                 env_kwargs=self.eval_env_kwargs,
                 progress=self.config.progress,
+                rollout_mode=self.config.rollout_mode,
             )
         return self._eval_collector
 

@@ -97,49 +97,87 @@ class Decoder(Protocol):
     """
 
     cache: Any
+    attention_mask: torch.Tensor
+    """``[B, W]`` 1 on every real token fed so far (the columns line up with the cache's)."""
+    selects_rows: bool
+    """Whether :meth:`select_rows` works (a growing cache can drop and repeat rows; a static one cannot)."""
 
     def prefill(self, input_ids: torch.Tensor, attention_mask: torch.Tensor, limit: int) -> torch.Tensor:
         """Runs the left-padded prompts; returns ``[B, V]`` logits for the first new token."""
         ...
 
-    def step(self, tokens: torch.Tensor) -> torch.Tensor:
-        """Feeds one token per row (``[B]``); returns ``[B, V]`` logits for the next one."""
+    def step(self, tokens: torch.Tensor, active: torch.Tensor | None = None) -> torch.Tensor:
+        """Feeds one token per row (``[B]``); returns ``[B, V]`` logits for the next one.
+
+        ``active``: ``[B]`` bool, the rows whose token is real (others are masked out, so a
+        later turn never attends to them); None: all.
+        """
+        ...
+
+    def select_rows(self, index: torch.Tensor) -> None:
+        """Keeps (or repeats) rows ``index`` of the cache and the mask."""
         ...
 
 
 class DynamicDecoder:
-    """Hugging Face's growing cache: the mask gains a column and the cache a position per step."""
+    """Hugging Face's growing cache: the mask gains a column and the cache a position per step.
+
+    Besides prefill and step it can :meth:`extend` the cache with a further left-padded chunk of
+    tokens per row (the next turn of a conversation): padding and masked-out steps stay in the
+    cache as columns no later token attends to, and positions count real tokens only.
+    """
+
+    selects_rows = True
 
     def __init__(self, model: torch.nn.Module) -> None:
         self.model = model
         self.cache_keyword = cache_keyword(model)
         self.cache: Any = None
         self.attention_mask = torch.empty(0)
-        self.positions = torch.empty(0)
 
     def prefill(self, input_ids: torch.Tensor, attention_mask: torch.Tensor, limit: int) -> torch.Tensor:
         self.attention_mask = attention_mask
         positions = positions_from_mask(attention_mask)
-        self.positions = positions[:, -1:]
         output = self.model(
             input_ids=input_ids, attention_mask=attention_mask, position_ids=positions, use_cache=True, logits_to_keep=1
         )
         self.cache = returned_cache(output)
         return output.logits[:, -1, :]
 
-    def step(self, tokens: torch.Tensor) -> torch.Tensor:
-        self.attention_mask = torch.cat([self.attention_mask, self.attention_mask.new_ones(len(tokens), 1)], dim=1)
-        self.positions = self.positions + 1
+    def extend(self, input_ids: torch.Tensor, attention_mask: torch.Tensor) -> torch.Tensor:
+        """Feeds a left-padded ``[B, n]`` chunk after everything cached; ``[B, V]`` logits of its last column."""
+        self.attention_mask = torch.cat([self.attention_mask, attention_mask.to(self.attention_mask.dtype)], dim=1)
+        positions = positions_from_mask(self.attention_mask)[:, -input_ids.shape[1] :]
         output = self.model(
-            input_ids=tokens[:, None],
+            input_ids=input_ids,
             attention_mask=self.attention_mask,
-            position_ids=self.positions,
+            position_ids=positions,
             use_cache=True,
             logits_to_keep=1,
             **{self.cache_keyword: self.cache},
         )
         self.cache = returned_cache(output)
         return output.logits[:, -1, :]
+
+    def step(self, tokens: torch.Tensor, active: torch.Tensor | None = None) -> torch.Tensor:
+        column = self.attention_mask.new_ones(len(tokens), 1) if active is None else active[:, None].long()
+        self.attention_mask = torch.cat([self.attention_mask, column.to(self.attention_mask.dtype)], dim=1)
+        positions = (self.attention_mask.sum(dim=1, keepdim=True) - 1).clamp(min=0)
+        output = self.model(
+            input_ids=tokens[:, None],
+            attention_mask=self.attention_mask,
+            position_ids=positions,
+            use_cache=True,
+            logits_to_keep=1,
+            **{self.cache_keyword: self.cache},
+        )
+        self.cache = returned_cache(output)
+        return output.logits[:, -1, :]
+
+    def select_rows(self, index: torch.Tensor) -> None:
+        index = index.to(self.attention_mask.device)
+        self.cache.batch_select_indices(index)
+        self.attention_mask = self.attention_mask[index]
 
 
 class StaticDecoder:
@@ -153,6 +191,8 @@ class StaticDecoder:
         compile: Wrap the one-token step in ``torch.compile(mode="reduce-overhead")``
             (CUDA graphs on GPU; the prefill stays eager, its shape varies).
     """
+
+    selects_rows = False
 
     def __init__(self, model: torch.nn.Module, *, bucket: int = 64, compile: bool = False) -> None:
         self.model = model
@@ -203,10 +243,11 @@ class StaticDecoder:
         )
         return output.logits[:, -1, :]
 
-    def step(self, tokens: torch.Tensor) -> torch.Tensor:
+    def step(self, tokens: torch.Tensor, active: torch.Tensor | None = None) -> torch.Tensor:
         if self.written >= self.attention_mask.shape[1]:
             raise RuntimeError(f"static cache of {self.attention_mask.shape[1]} positions is full")
-        self.attention_mask[:, self.written] = 1  # the token fed now sits at cache position `written`
+        # The token fed now sits at cache position `written` (in place: a captured graph reads this buffer).
+        self.attention_mask[:, self.written] = 1 if active is None else active.to(self.attention_mask.dtype)
         self.written += 1
         self.positions.add_(1)
         output = self._step_forward(
@@ -218,6 +259,9 @@ class StaticDecoder:
             **{self.cache_keyword: self.cache},
         )
         return output.logits[:, -1, :]
+
+    def select_rows(self, index: torch.Tensor) -> None:
+        raise NotImplementedError("a static cache keeps its batch size; use decode='dynamic'")
 
 
 def make_decoder(model: torch.nn.Module, settings: DecodeSettings | None = None) -> Decoder:

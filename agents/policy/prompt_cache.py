@@ -7,7 +7,8 @@ the first difference on (the PI, the end of the chat turn, the response) are com
 With the PI at the prompt's end, that is all of the prompt.
 
 - :class:`PromptCacheStore` keeps, per prompt (its token ids), each layer's keys and values of
-  the prompt's real tokens, cut out of the batched cache right after the rollout's prefill.
+  the prompt's real tokens, cut out of the batched cache right after the rollout's prefill (or,
+  in a conversation, after each turn's new tokens; nested turns share memory).
 - :func:`stacked_past` puts several rows' kept prefixes into one left-padded cache and mask,
   so rows of different prefix lengths are scored in one forward pass.
 
@@ -61,23 +62,50 @@ class PromptCacheStore:
         """Forgets every kept prompt (frees the memory)."""
         self._kept.clear()
 
-    def keep(self, prompt_ids: Sequence[Sequence[int]], cache: Any, width: int) -> None:
-        """Keeps each row's prompt KV from a batched cache just after a left-padded prefill.
+    def keep(
+        self,
+        prompt_ids: Sequence[Sequence[int]],
+        cache: Any,
+        width: int | None = None,
+        *,
+        mask: torch.Tensor | None = None,
+    ) -> None:
+        """Keeps each row's prompt KV from a batched cache just after the prompts were fed.
 
         Args:
-            prompt_ids: The rows' prompt token ids (row ``i`` is left-padded to ``width``).
-            cache: The cache the prefill filled (positions ``[0, width)`` hold the prompts).
-            width: The padded prompt width.
+            prompt_ids: The rows' prompt token ids.
+            cache: The cache holding them.
+            width: After a left-padded prefill: the padded prompt width (row ``i`` fills
+                positions ``[width - len, width)``).
+            mask: Instead of ``width``: ``[B, W]`` 1 at the cache positions of each row's real
+                tokens (a conversation's cache, with masked-out columns between turns).
+
+        A kept prompt that extends an earlier kept one (the next turn of a conversation) takes
+        over its memory: the shorter one becomes a view of the longer one's keys and values.
         """
+        if (width is None) == (mask is None):
+            raise ValueError("keep takes the prompts' padded width or their cache mask, one of them")
         layers = cache_layers(cache)
         for row, ids in enumerate(prompt_ids):
             key = tuple(int(token) for token in ids)
             if key in self._kept or not key:
                 continue
-            start = width - len(key)
-            self._kept[key] = [
-                (keys[row, :, start:width].clone(), values[row, :, start:width].clone()) for keys, values in layers
-            ]
+            if mask is not None:
+                positions = mask[row].bool().nonzero().flatten().to(layers[0][0].device)
+                if len(positions) != len(key):
+                    raise ValueError(
+                        f"row {row}: {len(positions)} masked-in cache positions for {len(key)} prompt tokens"
+                    )
+                kept = [(keys[row][:, positions].clone(), values[row][:, positions].clone()) for keys, values in layers]
+            else:
+                assert width is not None
+                start = width - len(key)
+                kept = [
+                    (keys[row, :, start:width].clone(), values[row, :, start:width].clone()) for keys, values in layers
+                ]
+            for shorter in [k for k in self._kept if len(k) < len(key) and key[: len(k)] == k]:
+                self._kept[shorter] = [(keys[:, : len(shorter)], values[:, : len(shorter)]) for keys, values in kept]
+            self._kept[key] = kept
 
     def longest_prefix(self, prompt_ids: Sequence[int], kept_prompt_ids: Sequence[int]) -> tuple[int, list[LayerKV]]:
         """The kept KV of ``kept_prompt_ids`` that ``prompt_ids`` can reuse, and its length.

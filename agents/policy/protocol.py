@@ -7,7 +7,10 @@ object with these members can take its place (a served model for evaluation need
 - :meth:`Policy.generate` samples one response per prompt (the collector);
 - :meth:`Policy.score` gives teacher-forced log-probs without gradients, optionally with
   privileged text inserted (credit rules);
-- :meth:`Policy.token_logprobs` gives the same on token tensors with gradients (the update);
+- :meth:`Policy.token_logprobs` gives the same on token tensors with gradients (the update),
+  and :meth:`Policy.sequence_logprobs` on spans of whole sequences (every turn of a
+  conversation in one pass), both on kept trunk states where the rows have them;
+- :meth:`Policy.conversations` samples multi-turn chats over one KV cache (conversation mode);
 - the parameter and state methods let the trainer optimise and checkpoint it.
 """
 
@@ -33,6 +36,22 @@ class Generation(Protocol):
 
     def token_span(self, char_start: int, char_end: int) -> tuple[int, int]:
         """Response-token indices ``[start, end)`` covering characters ``[char_start, char_end)`` of ``text``."""
+        ...
+
+
+class ConversationSampler(Protocol):
+    """Samples one growing chat per member, turn by turn (``Policy.conversations()``)."""
+
+    def generate(
+        self,
+        members: Sequence[int],
+        messages: Sequence[str],
+        *,
+        max_new_tokens: int | None = None,
+        greedy: bool = False,
+        stop: Sequence[str] | None = None,
+    ) -> Sequence[Generation]:
+        """Adds each member's next user message and samples its response."""
         ...
 
 
@@ -81,8 +100,28 @@ class Policy(Protocol):
         response_mask: torch.Tensor,
         *,
         model: torch.nn.Module | None = None,
+        trunk_hiddens: Sequence[torch.Tensor] | None = None,
     ) -> torch.Tensor:
         """``[B, T]`` log-probs on token tensors, with gradients when grad is enabled."""
+        ...
+
+    def sequence_logprobs(
+        self,
+        sequences: Sequence[Sequence[int]],
+        spans: Sequence[Sequence[tuple[int, int]]],
+        *,
+        trunk_hiddens: Sequence[torch.Tensor] | None = None,
+        model: torch.nn.Module | None = None,
+    ) -> list[list[torch.Tensor]]:
+        """Per sequence, per ``[start, end)`` span, its tokens' log-probs, one forward for all spans."""
+        ...
+
+    def conversations(self) -> ConversationSampler:
+        """A new multi-turn sampler (conversation mode)."""
+        ...
+
+    def keeping_trunk_hiddens(self, enabled: bool = True) -> contextlib.AbstractContextManager[Any]:
+        """Within the block, generations carry the frozen trunk's hidden states of their tokens."""
         ...
 
     def keeping_prompt_caches(self, enabled: bool = True) -> contextlib.AbstractContextManager[Any]:

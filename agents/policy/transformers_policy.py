@@ -29,10 +29,14 @@ from typing import Any
 
 import torch
 
+from agents.policy.chat import ChatFrame, parse_conversation_text
+from agents.policy.conversation import ConversationRollout
 from agents.policy.decoding import Decoder, DecodeSettings, cache_keyword, make_decoder, positions_from_mask
 from agents.policy.logprobs import selective_logprobs
 from agents.policy.models import resolve_model
 from agents.policy.prompt_cache import PromptCacheStore, stacked_past
+from agents.policy.spans import Span, span_logprobs
+from agents.policy.trunk import TrunkRecorder, decoder_and_head, trunk_layer
 
 
 @dataclass(frozen=True)
@@ -75,6 +79,9 @@ class Generation:
         logprobs: Log-prob of each sampled token under the sampling distribution.
         token_offsets: Character ``(start, end)`` of each sampled token in ``text``.
         finish_reason: ``"eos"``, ``"stop"`` (a stop string) or ``"length"``.
+        trunk_hiddens: Inside :meth:`TransformersPolicy.keeping_trunk_hiddens`, the ``[P + R - 1, D]``
+            states entering the first adapted layer of every prompt token and every response
+            token but the last (what a teacher-forced pass over the top layers needs), on the CPU.
     """
 
     prompt: str
@@ -84,6 +91,7 @@ class Generation:
     logprobs: list[float]
     token_offsets: list[tuple[int, int]] = field(default_factory=list)
     finish_reason: str = "length"
+    trunk_hiddens: torch.Tensor | None = None
 
     def token_span(self, char_start: int, char_end: int) -> tuple[int, int]:
         """Indices ``[first, last + 1)`` of the response tokens overlapping ``text[char_start:char_end]``."""
@@ -134,6 +142,9 @@ class TransformersPolicy:
         compile_decode: Compile the static decode step with ``torch.compile``
             (``reduce-overhead``: CUDA graphs on GPU). Needs ``decode="static"``.
         decode_bucket: Static cache widths are rounded up to a multiple of this.
+        share_prompts: Prefill each distinct prompt of a batch once and copy its cache to the
+            rows that share it (a group's members share their first prompt); same tokens and
+            log-probs. Needs ``decode="dynamic"`` (a static cache keeps its rows).
     """
 
     def __init__(
@@ -160,6 +171,7 @@ class TransformersPolicy:
         decode: str = "dynamic",
         compile_decode: bool = False,
         decode_bucket: int = 64,
+        share_prompts: bool = True,
     ) -> None:
         from transformers import AutoModelForCausalLM, AutoTokenizer
 
@@ -234,26 +246,55 @@ class TransformersPolicy:
         self.prompt_caches = PromptCacheStore()
         """Prompt KV kept from rollouts (inside :meth:`keeping_prompt_caches`) for ``score(reuse_from=...)``."""
         self._keep_prompt_caches = False
+        self.share_prompts = bool(share_prompts)
+        self.trunk_layer = trunk_layer(int(base.config.num_hidden_layers), lora.top_layers if lora else None)
+        """The first adapted layer when LoRA adapts the top layers only (the layers below are a frozen trunk)."""
+        self._keep_trunk_hiddens = False
+        self._chat_frame: ChatFrame | None = None
 
     # -- prompts ------------------------------------------------------------------------
     def prompt_ids(self, prompts: Sequence[str], contexts: Sequence[str | None] | None = None) -> list[list[int]]:
-        """Chat-templated token ids of each prompt, with ``contexts[i]`` (if any) put before it."""
+        """Chat-templated token ids of each prompt, with ``contexts[i]`` (if any) put before it.
+
+        A conversation prompt (:func:`agents.policy.chat.conversation_text`, what
+        :meth:`conversations` records) becomes the whole conversation: the first message
+        (with the context before it) chat-templated, then each response's sampled ids and the
+        tokens of the next user turn.
+        """
         if contexts is not None and len(contexts) != len(prompts):
             raise ValueError(f"got {len(contexts)} contexts for {len(prompts)} prompts")
         result = []
         for index, prompt in enumerate(prompts):
             context = None if contexts is None else contexts[index]
-            content = prompt if not context else f"{context}{self.context_separator}{prompt}"
-            messages = [{"role": "user", "content": content}]
-            if self.system_prompt is not None:
-                messages.insert(0, {"role": "system", "content": self.system_prompt})
-            ids: Any = self.tokenizer.apply_chat_template(
-                messages, tokenize=True, add_generation_prompt=True, enable_thinking=self.enable_thinking
-            )
-            if isinstance(ids, dict) or hasattr(ids, "keys"):
-                ids = ids["input_ids"]
-            result.append([int(token) for token in ids] + self._prefix_ids)
+            first, turns = parse_conversation_text(prompt)
+            ids = self._first_prompt_ids(first if not context else f"{context}{self.context_separator}{first}")
+            for turn in turns:
+                ids += turn.response_ids + self.next_turn_ids(turn.response_ids, turn.user_message)
+            result.append(ids)
         return result
+
+    def _first_prompt_ids(self, content: str) -> list[int]:
+        messages = [{"role": "user", "content": content}]
+        if self.system_prompt is not None:
+            messages.insert(0, {"role": "system", "content": self.system_prompt})
+        ids: Any = self.tokenizer.apply_chat_template(
+            messages, tokenize=True, add_generation_prompt=True, enable_thinking=self.enable_thinking
+        )
+        if isinstance(ids, dict) or hasattr(ids, "keys"):
+            ids = ids["input_ids"]
+        return [int(token) for token in ids] + self._prefix_ids
+
+    def next_turn_ids(self, response_ids: Sequence[int], user_message: str) -> list[int]:
+        """The tokens a conversation adds after a response: close it, the user message, open the next reply."""
+        if self._chat_frame is None:
+            self._chat_frame = ChatFrame.from_tokenizer(
+                self.tokenizer, system_prompt=self.system_prompt, enable_thinking=self.enable_thinking
+            )
+        closed_by = ""
+        if response_ids and int(response_ids[-1]) in self.eos_token_ids:
+            closed_by = str(self.tokenizer.decode([int(response_ids[-1])], skip_special_tokens=False))
+        text = self._chat_frame.next_turn_text(user_message, closed_by=closed_by)
+        return [int(t) for t in self.tokenizer.encode(text, add_special_tokens=False)] + self._prefix_ids
 
     # -- sampling -----------------------------------------------------------------------
     @torch.no_grad()
@@ -278,30 +319,71 @@ class TransformersPolicy:
         prompt_ids = self.prompt_ids(prompts)
         limit = self.max_new_tokens if max_new_tokens is None else int(max_new_tokens)
         stops = self.stop if stop is None else tuple(stop)
-        responses, logprobs, reasons = self._decode(prompt_ids, limit, greedy, stops)
+        recorder = self.trunk_recorder()
+        with recorder if recorder is not None else contextlib.nullcontext():
+            logits = self.prefill(self.decoder, prompt_ids, limit, recorder)
+            responses, logprobs, reasons = self.sample(self.decoder, logits, limit, greedy, stops)
+        hiddens: list[torch.Tensor | None] = [None] * len(prompts)
+        if recorder is not None:
+            lengths = [len(p) + len(r) - 1 for p, r in zip(prompt_ids, responses, strict=True)]
+            hiddens = list(recorder.rows(self.decoder.attention_mask, lengths))
         generations = []
-        for prompt, ids, response, token_logprobs, reason in zip(
-            prompts, prompt_ids, responses, logprobs, reasons, strict=True
+        for prompt, ids, response, token_logprobs, reason, kept in zip(
+            prompts, prompt_ids, responses, logprobs, reasons, hiddens, strict=True
         ):
             text, offsets = self._text_with_offsets(response)
-            generations.append(Generation(prompt, ids, response, text, token_logprobs, offsets, reason))
+            generations.append(Generation(prompt, ids, response, text, token_logprobs, offsets, reason, kept))
         return generations
 
-    def _decode(
-        self, prompt_ids: list[list[int]], limit: int, greedy: bool, stops: tuple[str, ...]
+    def conversations(self) -> ConversationRollout:
+        """A multi-turn sampler: one growing chat per member over one KV cache (see :mod:`agents.policy.conversation`)."""
+        return ConversationRollout(self)
+
+    def trunk_recorder(self) -> TrunkRecorder | None:
+        """A recorder on the first adapted layer inside :meth:`keeping_trunk_hiddens`, else None."""
+        if not self._keep_trunk_hiddens or self.trunk_layer is None:
+            return None
+        decoder, _ = decoder_and_head(self.model)
+        return TrunkRecorder(decoder.layers[self.trunk_layer])
+
+    def prefill(
+        self, decoder: Decoder, prompt_ids: list[list[int]], limit: int, recorder: TrunkRecorder | None = None
+    ) -> torch.Tensor:
+        """Prefills left-padded prompts, each distinct one once (see ``share_prompts``); ``[B, V]`` first logits."""
+        distinct: dict[tuple[int, ...], int] = {}
+        if self.share_prompts and decoder.selects_rows:
+            inverse = [distinct.setdefault(tuple(ids), len(distinct)) for ids in prompt_ids]
+            rows = [list(ids) for ids in distinct]
+        else:
+            inverse, rows = list(range(len(prompt_ids))), prompt_ids
+        input_ids, attention_mask = _left_pad(rows, self.pad_token_id, self.device)
+        logits = decoder.prefill(input_ids, attention_mask, limit)
+        if self._keep_prompt_caches:
+            self.prompt_caches.keep(rows, decoder.cache, input_ids.shape[1])
+        if len(rows) < len(prompt_ids):
+            index = torch.tensor(inverse, dtype=torch.long, device=self.device)
+            decoder.select_rows(index)
+            if recorder is not None:
+                recorder.select_rows(index)
+            logits = logits[index]
+        return logits
+
+    def sample(
+        self, decoder: Decoder, logits: torch.Tensor, limit: int, greedy: bool, stops: tuple[str, ...]
     ) -> tuple[list[list[int]], list[list[float]], list[str]]:
-        input_ids, attention_mask = _left_pad(prompt_ids, self.pad_token_id, self.device)
-        batch = len(prompt_ids)
+        """The sampling loop from the first logits: each row's tokens, their log-probs and why it ended.
+
+        A row's last token is never fed (nothing reads its output), so the decoder ends holding
+        every prompt token and every response token but the last, per row.
+        """
+        batch = logits.shape[0]
         responses: list[list[int]] = [[] for _ in range(batch)]
         logprobs: list[list[float]] = [[] for _ in range(batch)]
         reasons = ["length"] * batch
         active = torch.ones(batch, dtype=torch.bool, device=self.device)
         eos = torch.tensor(sorted(self.eos_token_ids), device=self.device)
         stop_window = max((len(self.tokenizer.encode(s, add_special_tokens=False)) for s in stops), default=0) + 2
-        logits = self.decoder.prefill(input_ids, attention_mask, limit)
-        if self._keep_prompt_caches:
-            self.prompt_caches.keep(prompt_ids, self.decoder.cache, input_ids.shape[1])
-        for _ in range(limit):
+        for index in range(limit):
             scaled = logits.float() / self.temperature
             log_probs = torch.log_softmax(scaled, dim=-1)
             if greedy:
@@ -322,9 +404,9 @@ class TransformersPolicy:
                     if any(s in tail for s in stops):
                         reasons[row] = "stop"
             active &= torch.tensor([reason == "length" for reason in reasons], device=self.device)
-            if not bool(active.any()):
+            if not bool(active.any()) or index == limit - 1:
                 break
-            logits = self.decoder.step(tokens)
+            logits = decoder.step(tokens, active)
         return responses, logprobs, reasons
 
     @contextlib.contextmanager
@@ -335,6 +417,21 @@ class TransformersPolicy:
             yield self.prompt_caches
         finally:
             self._keep_prompt_caches = previous
+
+    @contextlib.contextmanager
+    def keeping_trunk_hiddens(self, enabled: bool = True) -> Iterator[None]:
+        """Within this block every :class:`Generation` carries its ``trunk_hiddens`` (see :mod:`agents.policy.trunk`).
+
+        Raises:
+            ValueError: when the policy has no frozen trunk (LoRA on the top layers only).
+        """
+        if enabled and self.trunk_layer is None:
+            raise ValueError("keeping trunk hidden states needs LoRA on the top layers only (lora.top_layers)")
+        previous, self._keep_trunk_hiddens = self._keep_trunk_hiddens, enabled
+        try:
+            yield
+        finally:
+            self._keep_trunk_hiddens = previous
 
     def clear_prompt_caches(self) -> None:
         """Frees the KV kept inside :meth:`keeping_prompt_caches`."""
@@ -370,14 +467,31 @@ class TransformersPolicy:
         *,
         model: torch.nn.Module | None = None,
         past: tuple[Any, torch.Tensor] | None = None,
+        trunk_hiddens: Sequence[torch.Tensor] | None = None,
     ) -> torch.Tensor:
         """Teacher-forced log-probs ``[B, T]`` of right-padded responses after left-padded prompts.
 
         Keeps gradients when called with grad enabled (the update path). Padding
         positions hold 0. ``past``: a left-padded cache of tokens that come before
         ``prompt_ids`` and its ``[B, P]`` mask (see :mod:`agents.policy.prompt_cache`).
+        ``trunk_hiddens``: per row, the kept trunk states of its prompt and response
+        (:attr:`Generation.trunk_hiddens`); only the adapted top layers then run.
         """
         model = self.model if model is None else model
+        if trunk_hiddens is not None and self.trunk_applies(model):
+            if past is not None:
+                raise ValueError("token_logprobs takes past or trunk_hiddens, not both")
+            sequences, spans = [], []
+            for row in range(prompt_ids.shape[0]):
+                prompt = prompt_ids[row][prompt_mask[row].bool()].tolist()
+                response = response_ids[row][response_mask[row].bool()].tolist()
+                sequences.append(prompt + response)
+                spans.append([(len(prompt), len(prompt) + len(response))])
+            pieces = self.sequence_logprobs(sequences, spans, trunk_hiddens=trunk_hiddens, model=model)
+            result = torch.zeros(response_ids.shape, dtype=torch.float32, device=self.device)
+            for row, [piece] in enumerate(pieces):
+                result[row, : len(piece)] = piece
+            return result
         # Drop prompt columns that are padding in every row (micro-batches are often shorter).
         keep = prompt_mask.any(dim=0)
         first = int(keep.nonzero()[0]) if bool(keep.any()) else prompt_mask.shape[1] - 1
@@ -410,6 +524,40 @@ class TransformersPolicy:
             padding = torch.zeros(logprobs.shape[0], full_width - width, device=self.device)
             return torch.cat([logprobs, padding], dim=1)
         return logprobs
+
+    def trunk_applies(self, model: torch.nn.Module | None = None) -> bool:
+        """Whether kept trunk states hold for ``model``: the policy's own (adapter on or off), with a frozen trunk."""
+        return self.trunk_layer is not None and (model is None or model is self.model)
+
+    def sequence_logprobs(
+        self,
+        sequences: Sequence[Sequence[int]],
+        spans: Sequence[Sequence[Span]],
+        *,
+        trunk_hiddens: Sequence[torch.Tensor] | None = None,
+        model: torch.nn.Module | None = None,
+    ) -> list[list[torch.Tensor]]:
+        """Per sequence, per ``[start, end)`` span, the teacher-forced log-probs of its tokens, in one pass.
+
+        Every turn of a conversation is scored in one forward this way (its sequence is the
+        last turn's prompt and response; a span per turn's response). With ``trunk_hiddens``
+        (per sequence, kept states of at least its tokens before the last scored one) and a
+        model they hold for (:meth:`trunk_applies`), only the top layers run; otherwise the
+        whole model does. Gradients flow when grad is enabled (see :mod:`agents.policy.spans`).
+        """
+        model = self.model if model is None else model
+        use_trunk = trunk_hiddens is not None and self.trunk_applies(model)
+        return span_logprobs(
+            model,
+            sequences,
+            spans,
+            pad_token_id=self.pad_token_id,
+            device=self.device,
+            temperature=self.temperature,
+            chunk_size=self.logprob_chunk_size,
+            trunk_hiddens=trunk_hiddens if use_trunk else None,
+            first_layer=self.trunk_layer if use_trunk else None,
+        )
 
     @torch.no_grad()
     def score(

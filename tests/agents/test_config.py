@@ -20,3 +20,18 @@ def test_config_validation_names_the_field():
     assert GRPOConfig.from_dict(GRPOConfig(beta=0.1).to_dict()) == GRPOConfig(beta=0.1)
     with pytest.raises(ValueError, match="unknown GRPOConfig"):
         GRPOConfig.from_dict({"lr": 1})
+
+
+def test_rollout_mode_and_trunk_cache_are_validated_and_resolved():
+    for kwargs, name in [
+        ({"rollout_mode": "chat"}, "rollout_mode"),
+        ({"rollout_mode": "conversation", "decode": "static"}, "rollout_mode"),
+        ({"trunk_cache": True}, "trunk_cache"),
+        ({"trunk_cache": True, "lora": True}, "trunk_cache"),
+        ({"trunk_cache": "yes"}, "trunk_cache"),
+    ]:
+        with pytest.raises(ValueError, match=f"GRPOConfig.{name}"):
+            GRPOConfig(**kwargs)
+    assert not GRPOConfig().use_trunk_cache and not GRPOConfig(lora=True).use_trunk_cache
+    assert GRPOConfig(lora=True, lora_top_layers=6).use_trunk_cache
+    assert not GRPOConfig(lora=True, lora_top_layers=6, trunk_cache=False).use_trunk_cache

@@ -227,3 +227,69 @@ def test_evaluation_uses_the_split_each_env_declares_held_out():
     assert default_eval_env_kwargs(register_letter_hunt(), {"max_turns": 1}) == {"max_turns": 1}  # no splits
     for env_id in ("SearchQA-v0", "WebShop-v0"):  # the declared split is one the env accepts
         gym.make(env_id, **default_eval_env_kwargs(env_id, {})).close()
+
+
+def _lora_trainer(tmp_path, tiny_model_path, **overrides):
+    """A trainer with LoRA on the tiny model's top layer (non-zero weights, so the adapter matters)."""
+    from agents.agent import build_policy
+    from agents.trainer import Trainer
+
+    settings = dict(
+        num_groups=2,
+        group_size=2,
+        max_new_tokens=5,
+        env_kwargs={"max_turns": 3},
+        lora=True,
+        lora_rank=2,
+        lora_alpha=4,
+        lora_top_layers=1,
+        output_dir=str(tmp_path),
+        progress=False,
+        tensorboard=False,
+    )
+    config = GRPOConfig(**{**settings, **overrides})
+    policy = build_policy(str(tiny_model_path), config)
+    with torch.no_grad():
+        for name, parameter in policy.model.named_parameters():
+            if "lora_B" in name:
+                parameter.normal_(0.0, 0.5)
+    return Trainer(policy, "SearchQA-v0", config)
+
+
+@pytest.mark.parametrize("rollout_mode", ["per_turn", "conversation"])
+def test_update_log_probs_from_chains_and_trunk_states_equal_per_turn_full_forwards(
+    rollout_mode, tmp_path, tiny_model_path
+):
+    from dataclasses import replace
+
+    trainer = _lora_trainer(tmp_path, tiny_model_path, rollout_mode=rollout_mode)
+    policy = trainer.policy
+    try:
+        with policy.keeping_trunk_hiddens():
+            batch, _ = trainer.collector.collect(seed=0)
+    finally:
+        trainer.close()
+    chains = batch.prefix_chains()
+    assert batch.trunk_hiddens is not None and len(batch.trunk_hiddens) == len(batch)
+    assert (max(len(c) for c in chains) > 1) == (rollout_mode == "conversation")
+    parameters = policy.trainable_parameters()
+    per_turn = policy.token_logprobs(batch.prompt_ids, batch.prompt_mask, batch.response_ids, batch.response_mask)
+    expected_grads = torch.autograd.grad(per_turn.sum(), parameters)
+    assert torch.allclose(per_turn, batch.old_logprobs, atol=1e-4)  # sampled = teacher-forced
+    for kept in (batch, replace(batch, trunk_hiddens=None)):
+        scored = trainer.batch_logprobs(kept)
+        assert torch.allclose(scored, per_turn, atol=1e-4)
+        for expected, got in zip(expected_grads, torch.autograd.grad(scored.sum(), parameters), strict=True):
+            assert torch.allclose(expected, got, atol=1e-4)
+
+
+def test_learn_with_trunk_cache_in_conversation_mode(tmp_path, tiny_model_path):
+    trainer = _lora_trainer(
+        tmp_path, tiny_model_path, rollout_mode="conversation", beta=0.05, eval_episodes=2, save_every=0, mini_batches=2
+    )
+    assert trainer.trunk_cache
+    try:
+        record = trainer.learn(1)
+    finally:
+        trainer.close()
+    assert record["step"] == 1 and "loss" in record and record["train/mean_episode_length"] >= 1
