@@ -4,7 +4,11 @@ The contract is the :class:`~agents.policy.protocol.Policy` protocol (what the c
 the trainer and the credit rules call); :class:`TransformersPolicy` is the built-in
 backend: a local causal LM with its own KV-cached sampling loop
 (:mod:`~agents.policy.decoding`), teacher-forced scoring with optional privileged text,
-LoRA, a reference model and prompt-KV reuse (:mod:`~agents.policy.prompt_cache`).
+LoRA, a reference model and prompt-KV reuse (:mod:`~agents.policy.prompt_cache`);
+multi-turn chats over one cache (:mod:`~agents.policy.conversation`, written as prompts by
+:mod:`~agents.policy.chat`), one-pass scoring of spans of whole sequences
+(:mod:`~agents.policy.spans`) and the frozen-trunk hidden-state cache that lets a LoRA
+policy rerun only its adapted layers (:mod:`~agents.policy.trunk`).
 """
 
 from agents.policy.decoding import DecodeSettings

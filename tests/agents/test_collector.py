@@ -137,3 +137,27 @@ def test_an_expert_wins_every_episode_of_every_group(env_id, request):
     assert all(type(value) in (int, float, bool, str, list, dict, type(None)) for value in info.values())
     if env_id == "WebShop-v0":
         assert all(type(value) in (int, float, bool, str, list, dict) for value in info["reward_parts"].values())
+
+
+def test_conversation_mode_rows_are_turns_of_one_growing_chat(tiny_policy):
+    collector = Collector(
+        tiny_policy,
+        "SearchQA-v0",
+        num_groups=2,
+        group_size=2,
+        env_kwargs={"max_turns": 3},
+        rollout_mode="conversation",
+    )
+    batch, stats = collector.collect(seed=0)
+    collector.close()
+    chains = batch.prefix_chains()
+    assert sorted(len(chain) for chain in chains) == sorted(len(t) for t in batch.trajectories)
+    assert len(chains) == 4 and max(len(chain) for chain in chains) > 1
+    for chain in chains:
+        later = batch.prompts[chain[-1]]
+        assert later.startswith(batch.prompts[chain[0]]) and "You are an agent" not in later.split("\n\x1e")[1]
+    rescored = tiny_policy.token_logprobs(batch.prompt_ids, batch.prompt_mask, batch.response_ids, batch.response_mask)
+    assert torch.allclose(rescored, batch.old_logprobs, atol=1e-4)
+    assert stats.prompt_tokens < int(batch.prompt_mask.sum())  # later turns feed only their new tokens
+    with pytest.raises(ValueError, match="rollout_mode"):
+        Collector(tiny_policy, "SearchQA-v0", num_groups=1, group_size=1, rollout_mode="chat")

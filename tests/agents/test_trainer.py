@@ -293,3 +293,46 @@ def test_learn_with_trunk_cache_in_conversation_mode(tmp_path, tiny_model_path):
     finally:
         trainer.close()
     assert record["step"] == 1 and "loss" in record and record["train/mean_episode_length"] >= 1
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("credit", "options"), [("taspo", {"pi_source": "unaligned"}), ("orsd", {"coef": 0.5})])
+def test_privileged_credit_in_conversation_mode_with_and_without_the_kept_kv(
+    tmp_path, tiny_model_path, credit, options
+):
+    from agents.agent import build_policy
+    from agents.trainer import Trainer
+    from tests.support.privileged import register_letter_hunt
+
+    def run(folder, **extra):
+        config = GRPOConfig(
+            credit=credit,
+            credit_options={"placement": "prompt_end", **options, **extra},
+            rollout_mode="conversation",
+            num_groups=2,
+            group_size=4,
+            max_new_tokens=4,
+            temperature=1.5,
+            seed=1,
+            lora=True,
+            lora_rank=2,
+            lora_alpha=4,
+            lora_top_layers=1,
+            eval_episodes=1,
+            save_every=0,
+            output_dir=str(tmp_path / folder),
+            progress=False,
+            tensorboard=False,
+        )
+        trainer = Trainer(build_policy(str(tiny_model_path), config), register_letter_hunt(), config)
+        try:
+            return trainer.learn(1)
+        finally:
+            trainer.close()
+
+    plain, reused = run("plain"), run("reused", reuse_prompt_cache=True)
+    activity = {"taspo": "taspo/pi_coverage", "orsd": "orsd/groups_with_rubric"}[credit]
+    assert plain[activity] > 0, "the PI pass never ran"
+    for key, value in plain.items():
+        if key == "loss" or key.startswith((credit + "/", "train/")):
+            assert reused[key] == pytest.approx(value, rel=1e-3, abs=1e-4), key

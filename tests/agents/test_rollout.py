@@ -1,0 +1,41 @@
+import torch
+
+from agents.rollout import RolloutBatch, RolloutRow
+
+
+def _rows(trunk: bool):
+    def kept(length):
+        return torch.arange(length * 2, dtype=torch.float32).reshape(length, 2) if trunk else None
+
+    return [
+        RolloutRow("a", [1, 2], [3, 4], [-0.1, -0.2], None, 0, 0, 0, 0.0, True, kept(3)),
+        RolloutRow("b", [1, 2, 3, 4, 5], [6], [-0.3], None, 0, 1, 0, 0.0, True, kept(5)),
+        RolloutRow("c", [7], [8], [-0.4], None, 1, 0, 0, 1.0, True, kept(1)),
+    ]
+
+
+def _batch(rows):
+    return RolloutBatch.from_rows(
+        rows,
+        trajectory_rewards=[0.0, 1.0],
+        trajectory_success=[False, True],
+        trajectory_group_ids=[0, 0],
+        pad_token_id=0,
+    )
+
+
+def test_prefix_chains_join_a_conversation_s_turns_only():
+    batch = _batch(_rows(trunk=False))
+    assert batch.trunk_hiddens is None
+    assert batch.prefix_chains() == [[0, 1], [2]]
+    assert batch.row_tokens(1) == ([1, 2, 3, 4, 5], [6])
+    assert batch.select([1, 2]).prefix_chains() == [[0], [1]]  # the chain's start is gone
+
+
+def test_trunk_states_travel_with_their_rows():
+    batch = _batch(_rows(trunk=True))
+    assert batch.trunk_hiddens is not None and [len(t) for t in batch.trunk_hiddens] == [3, 5, 1]
+    assert [len(t) for t in batch.select([2, 0]).trunk_hiddens] == [1, 3]
+    mixed = _rows(trunk=True)
+    mixed[1].trunk_hiddens = None
+    assert _batch(mixed).trunk_hiddens is None  # all rows or none
