@@ -151,3 +151,41 @@ def test_bad_arguments_are_named(tiny_model_path):
         TransformersPolicy(str(tiny_model_path), top_p=1.5)
     with pytest.raises(ValueError, match="neither a built-in name"):
         TransformersPolicy("/no/such/model")
+
+
+def _rows_fed_to_the_first_layer(policy, run):
+    """What ``run()`` returns and the batch size of each forward through the first decoder layer."""
+    batches = []
+    layer = policy.model.get_decoder().layers[0]
+    handle = layer.register_forward_pre_hook(lambda module, args: batches.append(args[0].shape[0]))
+    try:
+        return run(), batches
+    finally:
+        handle.remove()
+
+
+@pytest.mark.parametrize("conversation", [False, True])
+def test_a_group_s_shared_first_prompt_is_prefilled_once_with_the_same_samples(tiny_model_path, conversation):
+    prompts = [
+        "Task one, said by every member of group one.",
+        "Task two.",
+        "Task one, said by every member of group one.",
+        "Task two.",
+        "Task one, said by every member of group one.",
+    ]
+    results = {}
+    for share in (False, True):
+        policy = TransformersPolicy(str(tiny_model_path), max_new_tokens=5, seed=7, share_prompts=share)
+
+        def run(policy=policy):
+            if conversation:
+                return policy.conversations().generate(list(range(len(prompts))), prompts)
+            return policy.generate(prompts)
+
+        results[share] = _rows_fed_to_the_first_layer(policy, run)
+    (plain, plain_batches), (shared, shared_batches) = results[False], results[True]
+    assert plain_batches[0] == 5 and shared_batches[0] == 2 and shared_batches[1:] == plain_batches[1:]
+    for a, b in zip(plain, shared, strict=True):
+        assert a.prompt_ids == b.prompt_ids and a.response_ids == b.response_ids
+        assert torch.allclose(torch.tensor(a.logprobs), torch.tensor(b.logprobs), atol=1e-5)
+    assert len({tuple(g.response_ids) for g in shared}) > 2  # the members still sample their own responses

@@ -5,7 +5,12 @@ from agents.policy import LoraOptions, TransformersPolicy
 from agents.policy.transformers_policy import _left_pad, _right_pad
 from agents.policy.trunk import trunk_layer
 
-PROMPTS = ["Say hi.", "A much longer prompt, so the batch needs left padding to line up.", "Mid-length prompt."]
+PROMPTS = [
+    "Say hi.",
+    "A much longer prompt, so the batch needs left padding to line up.",
+    "Mid-length prompt.",
+    "Say hi.",
+]
 
 
 @pytest.fixture()
