@@ -3,8 +3,9 @@
 ``TransformersPolicy`` samples with its own loop (so every sampled token's log-prob comes from
 the logits it was drawn from); the loop asks a *decoder* for next-token logits:
 
-- :class:`DynamicDecoder`: Hugging Face's default cache, which grows by one position per
-  step. Shapes change every step; cheap to set up, right on CPU.
+- :class:`DynamicDecoder`: a growing cache, one position more per step (written in place into
+  spare room, :mod:`agents.policy.growing_cache`). Shapes change every step; cheap to set up,
+  right on CPU; it can also append a further chunk per row (a conversation's next turn).
 - :class:`StaticDecoder`: a ``StaticCache`` preallocated to the prompt width plus the token
   limit (rounded up to ``bucket`` so calls of similar size reuse it), and one full-width
   attention mask updated in place. Every decode step then has the same shapes and the
@@ -30,6 +31,8 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 import torch
+
+from agents.policy.growing_cache import growing_cache
 
 DECODERS: tuple[str, ...] = ("dynamic", "static")
 
@@ -125,12 +128,19 @@ class DynamicDecoder:
     Besides prefill and step it can :meth:`extend` the cache with a further left-padded chunk of
     tokens per row (the next turn of a conversation): padding and masked-out steps stay in the
     cache as columns no later token attends to, and positions count real tokens only.
+
+    Args:
+        model: The causal LM (a peft model works too).
+        grow_in_place: Write each step's keys and values into spare room of the cache
+            (:mod:`agents.policy.growing_cache`) instead of concatenating the whole cache every
+            step; same values.
     """
 
     selects_rows = True
 
-    def __init__(self, model: torch.nn.Module) -> None:
+    def __init__(self, model: torch.nn.Module, *, grow_in_place: bool = True) -> None:
         self.model = model
+        self.grow_in_place = grow_in_place
         self.cache_keyword = cache_keyword(model)
         self.cache: Any = None
         self.attention_mask = torch.empty(0)
@@ -138,8 +148,15 @@ class DynamicDecoder:
     def prefill(self, input_ids: torch.Tensor, attention_mask: torch.Tensor, limit: int) -> torch.Tensor:
         self.attention_mask = attention_mask
         positions = positions_from_mask(attention_mask)
+        config: Any = self.model.config
+        cache = {self.cache_keyword: growing_cache(config)} if self.grow_in_place else {}
         output = self.model(
-            input_ids=input_ids, attention_mask=attention_mask, position_ids=positions, use_cache=True, logits_to_keep=1
+            input_ids=input_ids,
+            attention_mask=attention_mask,
+            position_ids=positions,
+            use_cache=True,
+            logits_to_keep=1,
+            **cache,
         )
         self.cache = returned_cache(output)
         return output.logits[:, -1, :]

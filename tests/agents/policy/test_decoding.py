@@ -105,3 +105,18 @@ def test_compiled_static_decode_gives_the_same_tokens(tiny_model_path):
     for want, have in zip(eager.generate(PROMPTS), compiled.generate(PROMPTS), strict=True):
         assert have.response_ids == want.response_ids
         assert torch.allclose(torch.tensor(have.logprobs), torch.tensor(want.logprobs), atol=1e-4)
+
+
+def test_the_in_place_growing_cache_samples_what_the_concatenating_one_does(tiny_model_path):
+    from agents.policy.decoding import DynamicDecoder
+
+    prompts = ["one", "two two two two", "three"]
+    results = []
+    for grow in (False, True):
+        policy = TransformersPolicy(str(tiny_model_path), max_new_tokens=70, seed=5)  # past the first capacity
+        policy.decoder = DynamicDecoder(policy.model, grow_in_place=grow)
+        policy.eos_token_ids = {-1}
+        results.append(policy.generate(prompts))
+    for a, b in zip(*results, strict=True):
+        assert a.response_ids == b.response_ids
+        assert torch.allclose(torch.tensor(a.logprobs), torch.tensor(b.logprobs), atol=1e-5)
