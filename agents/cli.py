@@ -4,6 +4,10 @@ Example:
     >>> args = parse(["train", "--total-steps", "3", "--config.group-size", "2"])
     >>> type(args).__name__, args.total_steps, args.config.group_size
     ('TrainArgs', 3, 2)
+    >>> parse(["quickstart", "--preset", "searchqa"]).preset
+    'searchqa'
+    >>> parse(["sft", "--config.epochs", "3"]).config.epochs
+    3
 """
 
 from __future__ import annotations
@@ -12,13 +16,14 @@ import dataclasses
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import cast
+from typing import Literal
 
 # Imported at module load, not lazily: tyro scans ``builtins`` when first imported and
 # fails if ``builtins._`` then holds an unhashable tuple (as doctest runs leave it).
 import tyro
 
 from agents.config import GRPOConfig
+from agents.sft.config import SFTConfig
 
 
 @dataclass
@@ -51,49 +56,40 @@ class EvalArgs:
     """Settings (prompting, decoding, env kwargs) when no --run is given."""
 
 
-QUICKSTART = TrainArgs(
-    model="smollm2-135m",
-    env="SearchQA-v0",
-    total_steps=24,
-    config=GRPOConfig(
-        num_groups=4,
-        group_size=4,
-        max_new_tokens=24,
-        temperature=0.7,
-        history_length=1,
-        show_format=False,
-        prompt_preamble="",
-        response_prefix="<answer>",
-        system_prompt="Answer the question with a name from the documents.",
-        invalid_action_penalty=0.2,
-        env_kwargs={
-            "max_turns": 1,
-            "top_k": 1,
-            "max_passage_chars": 160,
-            "question_kinds": "1hop",
-            "initial_search": True,
-            "reward": "f1",
-        },
-        lora=True,
-        lora_rank=16,
-        lora_alpha=32,
-        lora_top_layers=6,
-        learning_rate=8e-4,
-        loss_type="dapo",
-        micro_batch_size=8,
-        eval_every=12,
-        eval_episodes=32,
-        save_every=12,
-        output_dir="runs/quickstart",
-        progress=False,
-    ),
-)
-"""The README's main job: SmolLM2-135M on the generated SearchQA KB, sized for 2 CPU cores."""
+@dataclass
+class SFTArgs:
+    """Behaviour cloning on an env's own expert (the warm start of an RL run)."""
 
-COMMANDS = {"train": TrainArgs(), "eval": EvalArgs(), "quickstart": QUICKSTART}
+    model: str = "smollm2-135m"
+    """Built-in model name or a local Hugging Face model folder."""
+    env: str = "WebShop-v0"
+    """A registered env id."""
+    config: SFTConfig = field(default_factory=SFTConfig)
+    """Demonstrations, optimisation, evaluation and logging settings."""
 
 
-def parse(argv: Sequence[str]) -> TrainArgs | EvalArgs:
+@dataclass
+class QuickstartArgs:
+    """The README's main job: an expert warm start then RL on a multi-turn env (presets in agents.quickstart)."""
+
+    preset: Literal["webshop", "alfworld", "searchqa"] = "webshop"
+    """webshop (default), alfworld (warm start + TASPO), or searchqa (the one-turn GRPO run)."""
+    output_dir: str | None = None
+    """Where the stages write (None: the preset's folder, e.g. runs/quickstart-webshop)."""
+    resume: bool = False
+    """Continue both stages from their latest checkpoints."""
+
+
+Command = TrainArgs | EvalArgs | SFTArgs | QuickstartArgs
+COMMANDS: dict[str, Command] = {
+    "train": TrainArgs(),
+    "eval": EvalArgs(),
+    "sft": SFTArgs(),
+    "quickstart": QuickstartArgs(),
+}
+
+
+def parse(argv: Sequence[str]) -> Command:
     """Parses ``<command> [flags]``; exits with usage on a bad command or flag."""
     if not argv or argv[0] not in COMMANDS:
         names = "|".join(COMMANDS)
@@ -102,7 +98,7 @@ def parse(argv: Sequence[str]) -> TrainArgs | EvalArgs:
     command, rest = argv[0], list(argv[1:])
     default = COMMANDS[command]
     parsed = tyro.cli(type(default), args=rest, default=default, prog=f"python -m agents {command}")
-    return cast(TrainArgs | EvalArgs, parsed)
+    return parsed
 
 
 def run_train(args: TrainArgs) -> dict[str, float]:
@@ -164,10 +160,37 @@ def run_eval(args: EvalArgs) -> dict[str, float]:
     return metrics
 
 
+def run_sft(args: SFTArgs) -> dict[str, float]:
+    """Behaviour cloning; prints held-out figures before and after and where the model is."""
+    from agents.sft import MODEL_FOLDER, SFTAgent
+
+    agent = SFTAgent(args.model, args.env, args.config)
+    record = agent.learn()
+    print(f"model: {agent.output_dir / MODEL_FOLDER} (train on from it with --model {agent.output_dir})")
+    for key, value in record.items():
+        print(f"{key}: {value:.4g}")
+    return record
+
+
+def run_quickstart(args: QuickstartArgs) -> dict[str, object]:
+    """Runs a preset of :mod:`agents.quickstart`."""
+    from agents.quickstart import PRESETS
+    from agents.quickstart import run_quickstart as run_preset
+
+    preset = PRESETS[args.preset]
+    if args.output_dir is not None:
+        preset = dataclasses.replace(preset, output_dir=args.output_dir)
+    return run_preset(preset, resume=args.resume)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args = parse(sys.argv[1:] if argv is None else argv)
     if isinstance(args, EvalArgs):
         run_eval(args)
+    elif isinstance(args, SFTArgs):
+        run_sft(args)
+    elif isinstance(args, QuickstartArgs):
+        run_quickstart(args)
     else:
         run_train(args)
     return 0

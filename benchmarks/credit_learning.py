@@ -37,14 +37,16 @@ ACTIVITY_KEYS = {
 
 def preset_config(preset: str, env: str, steps: int | None):
     """(model, env, steps, GRPOConfig) of a preset; ORSD/TASPO use their documented default options."""
-    from agents.cli import QUICKSTART
+    from agents.quickstart import PRESETS
+
+    searchqa = PRESETS["searchqa"]
 
     # Two turns instead of the quick start's one, so an unclosed answer gets a second try
     # and trajectories can have more than one turn for TASPO to weigh.
-    base = dataclasses.replace(QUICKSTART.config, env_kwargs={**QUICKSTART.config.env_kwargs, "max_turns": 2})
+    base = dataclasses.replace(searchqa.rl, env_kwargs={**searchqa.rl.env_kwargs, "max_turns": 2})
     if preset == "cpu":
         config = dataclasses.replace(base, eval_every=4, eval_episodes=32, save_every=0, progress=False)
-        return QUICKSTART.model, env, steps or 12, config
+        return searchqa.model, env, steps or 12, config
     if preset == "gpu":
         config = dataclasses.replace(
             base,
@@ -57,7 +59,7 @@ def preset_config(preset: str, env: str, steps: int | None):
             micro_batch_size=32,
             progress=False,
         )
-        return QUICKSTART.model, env, steps or 60, config
+        return searchqa.model, env, steps or 60, config
     if preset == "smoke":  # seconds: checks the script end to end with the tiny random model
         config = dataclasses.replace(
             base,

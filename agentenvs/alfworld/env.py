@@ -131,6 +131,20 @@ def pddl_goal(problem: str) -> tuple[str, list[str]]:
     return render(formula), list(literals)
 
 
+SPLIT_SEED_OFFSETS = {"train": 0, "eval_in_distribution": 1_000_003, "eval_out_of_distribution": 2_000_003}
+"""What each split adds to ``generator_seed``: the generated pools of different splits are drawn apart."""
+
+
+def generated_pool_seed(generator_seed: int, split: str) -> int:
+    """The generator seed of ``split``'s pool (a split's folder name, e.g. ``valid_seen``, counts as the split).
+
+    >>> generated_pool_seed(0, "train"), generated_pool_seed(0, "eval_in_distribution"), generated_pool_seed(0, "valid_seen")
+    (0, 1000003, 1000003)
+    """
+    name = next((key for key, folder in SPLIT_FOLDERS.items() if split in (key, folder)), split)
+    return generator_seed + SPLIT_SEED_OFFSETS[name]
+
+
 class ALFWorldEnv(TextEnv):
     """ALFWorld's TextWorld games as a :class:`~agentenvs.core.env.TextEnv` (see module docstring).
 
@@ -142,7 +156,9 @@ class ALFWorldEnv(TextEnv):
         task_types: Names or ALFWorld's ids 1-6 of the task types to play (default all).
         source: ``"data"``, ``"generated"`` or None (data when a path is known).
         num_generated_games: Size of the generated game pool.
-        generator_seed: Seed of the generated pool, >= 0 (same seed, same games).
+        generator_seed: Seed of the generated pools, >= 0 (same seed, same games). Each
+            split draws its own pool (:func:`generated_pool_seed`), so a held-out split
+            plays games made apart from the training ones.
         cache_dir: Where generated games are written (default ``$AGENTENVS_CACHE`` or
             ``~/.cache/agentenvs``).
         planner_time_limit_s: Wall-clock seconds the verification of one generated
@@ -227,7 +243,7 @@ class ALFWorldEnv(TextEnv):
             from agentenvs.alfworld.verifier import PlannerLimits
 
             self._generated = GeneratedGames(
-                seed=generator_seed,
+                seed=generated_pool_seed(generator_seed, self.split),
                 count=num_generated_games,
                 task_types=self.task_types,
                 cache_dir=cache_dir,

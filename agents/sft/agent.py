@@ -146,7 +146,8 @@ class SFTAgent:
             log({"step": 0, **demo_stats.to_dict("demonstrations/"), **self.evaluate(step=0)})
         trainer.train(log)
         final = {"step": trainer.optimizer_steps, **self.evaluate(step=trainer.optimizer_steps)}
-        log(final)
+        if len(final) > 1:
+            log(final)
         self.save_pretrained(output / MODEL_FOLDER)
         return final
 

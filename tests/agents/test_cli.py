@@ -2,7 +2,7 @@ import json
 
 import pytest
 
-from agents.cli import QUICKSTART, EvalArgs, TrainArgs, main, parse
+from agents.cli import EvalArgs, QuickstartArgs, SFTArgs, main, parse
 
 
 def test_parse_names_the_commands_on_a_bad_one(capsys):
@@ -10,7 +10,7 @@ def test_parse_names_the_commands_on_a_bad_one(capsys):
         with pytest.raises(SystemExit) as exit_info:
             parse(argv)
         assert exit_info.value.code == 2
-        assert "usage: python -m agents {train|eval|quickstart}" in capsys.readouterr().err
+        assert "usage: python -m agents {train|eval|sft|quickstart}" in capsys.readouterr().err
     with pytest.raises(SystemExit):
         parse(["train", "--config.group-size", "zero"])
 
@@ -18,9 +18,16 @@ def test_parse_names_the_commands_on_a_bad_one(capsys):
 def test_parse_fills_the_typed_arguments():
     args = parse(["eval", "--run", "runs/x", "--episodes", "4"])
     assert isinstance(args, EvalArgs) and (args.run, args.episodes) == ("runs/x", 4)
-    quick = parse(["quickstart", "--total-steps", "2"])
-    assert isinstance(quick, TrainArgs) and quick.total_steps == 2
-    assert quick.config.env_kwargs == QUICKSTART.config.env_kwargs and quick.config.lora
+    quick = parse(["quickstart"])
+    assert isinstance(quick, QuickstartArgs) and quick.preset == "webshop" and not quick.resume
+    with pytest.raises(SystemExit):
+        parse(["quickstart", "--preset", "chess"])
+    sft = parse(["sft", "--env", "ALFWorld-v0", "--config.expert-episodes", "5", "--config.invalid-action-rate", "0.2"])
+    assert isinstance(sft, SFTArgs) and (sft.env, sft.config.expert_episodes, sft.config.invalid_action_rate) == (
+        "ALFWorld-v0",
+        5,
+        0.2,
+    )
     train = parse(["train", "--config.credit", "taspo", "--config.credit-options", "kappa", "0.1"])
     assert train.config.credit == "taspo" and train.config.credit_options == {"kappa": 0.1}
 

@@ -191,3 +191,19 @@ def test_resident_memory_is_flat_over_resets(alfworld_data: Path) -> None:
 def _rss_mb() -> float:
     with open("/proc/self/statm") as f:
         return int(f.read().split()[1]) * resource.getpagesize() / 2**20
+
+
+def test_generated_held_out_games_are_drawn_apart_from_the_training_games(tmp_path):
+    pytest.importorskip("textworld")
+    kwargs = {"num_generated_games": 2, "task_types": "pick_and_place_simple", "cache_dir": str(tmp_path)}
+    train = gym.make("ALFWorld-v0", **kwargs)
+    held_out = gym.make("ALFWorld-v0", split="eval_in_distribution", **kwargs)
+    try:
+        worlds = []
+        for env in (train, held_out):
+            _, info = env.reset(options={"task_id": env.unwrapped.task_ids[0]})
+            worlds.append((info["game_file"], Path(info["game_file"]).read_bytes()))
+        assert worlds[0][0] != worlds[1][0] and worlds[0][1] != worlds[1][1]
+    finally:
+        train.close()
+        held_out.close()

@@ -1,0 +1,260 @@
+"""The README's main job: an expert warm start, then RL, on a multi-turn env, sized for 2 CPU cores.
+
+A :class:`Preset` names the env, the model, the behaviour-cloning settings (``sft``, None
+for none) and the RL run (``rl``: its config, the agent class, the number of steps). Both
+stages use the same prompt settings, env settings and held-out tasks, so the three
+evaluations (start, after the warm start, end) are comparable: the start and the
+warm-start figures are the SFT run's evaluations before and after fitting; the RL run's
+own start (step 0) re-measures the warm-started model on the same tasks.
+
+Presets (``python -m agents quickstart --preset NAME``):
+
+- ``webshop`` (default): WebShop-v0's generated shop, 5 results per page, 6 turns; the
+  expert is the env's oracle; then TASPO-weighted GRPO updates.
+- ``alfworld``: the same recipe on ALFWorld-v0's generated games of the shortest task types.
+- ``searchqa``: the one-turn SearchQA run that was the quick start before (RL only).
+
+Files under ``output_dir``: ``sft/`` and ``rl/`` (each a run folder), ``summary.json``
+(the three evaluations and the stage wall times) and ``rl/learning_curve.png``.
+
+Example:
+    >>> sorted(PRESETS)
+    ['alfworld', 'searchqa', 'webshop']
+    >>> PRESETS["webshop"].rl.history_observations == PRESETS["webshop"].sft.history_observations
+    True
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from agents.agent import GRPOAgent, ORSDAgent, TASPOAgent
+from agents.config import GRPOConfig
+from agents.sft import SFTAgent, SFTConfig
+from agents.sft.config import PROMPT_FIELDS
+
+AGENTS: dict[str, type[GRPOAgent]] = {"grpo": GRPOAgent, "orsd": ORSDAgent, "taspo": TASPOAgent}
+SUMMARY_FILE = "summary.json"
+EVAL_KEYS = ("success_rate", "mean_score", "invalid_rate", "mean_episode_length")
+
+
+@dataclass(frozen=True)
+class Preset:
+    """One quick-start recipe.
+
+    Attributes:
+        env: A registered env id.
+        model: The model to start from.
+        rl: The RL run's settings (its ``output_dir`` is replaced by ``<output_dir>/rl``).
+        total_steps: RL training steps.
+        agent: ``"grpo"``, ``"orsd"`` or ``"taspo"``.
+        sft: The warm start's settings (None: RL from the model itself).
+        output_dir: Where the stages write.
+    """
+
+    env: str
+    model: str
+    rl: GRPOConfig
+    total_steps: int
+    agent: str = "grpo"
+    sft: SFTConfig | None = None
+    output_dir: str = "runs/quickstart"
+
+    def __post_init__(self) -> None:
+        if self.agent not in AGENTS:
+            raise ValueError(f"Preset.agent must be one of {sorted(AGENTS)}, got {self.agent!r}")
+        if self.sft is not None:
+            differ = [name for name in PROMPT_FIELDS if getattr(self.sft, name) != getattr(self.rl, name)] + [
+                name for name in ("env_kwargs", "max_turns") if getattr(self.sft, name) != getattr(self.rl, name)
+            ]
+            if differ:
+                raise ValueError(f"Preset: the SFT and RL stages must prompt alike; they differ in {differ}")
+
+
+def _shared(**settings: Any) -> dict[str, Any]:
+    return settings
+
+
+_WEBSHOP = _shared(
+    history_length=6,
+    history_observations=False,
+    max_turns=6,
+    env_kwargs={"results_per_page": 5},
+)
+_ALFWORLD = _shared(
+    history_length=4,
+    history_observations=False,
+    max_turns=12,
+    env_kwargs={"task_types": "pick_and_place_simple"},
+)
+
+PRESETS: dict[str, Preset] = {
+    "webshop": Preset(
+        env="WebShop-v0",
+        model="smollm2-135m",
+        sft=SFTConfig(
+            **_WEBSHOP,
+            expert_episodes=32,
+            invalid_action_rate=0.1,
+            epochs=2,
+            learning_rate=1e-3,
+            batch_size=8,
+            micro_batch_size=8,
+            lora_top_layers=4,
+            eval_episodes=32,
+            max_new_tokens=56,
+            progress=False,
+        ),
+        rl=GRPOConfig(
+            **_WEBSHOP,
+            num_groups=4,
+            group_size=4,
+            max_new_tokens=56,
+            temperature=1.0,
+            learning_rate=2e-4,
+            invalid_action_penalty=0.1,
+            lora=True,
+            lora_top_layers=4,
+            micro_batch_size=8,
+            eval_every=0,
+            eval_episodes=32,
+            save_every=1,
+            progress=False,
+        ),
+        total_steps=6,
+        agent="taspo",
+        output_dir="runs/quickstart-webshop",
+    ),
+    "alfworld": Preset(
+        env="ALFWorld-v0",
+        model="smollm2-135m",
+        sft=SFTConfig(
+            **_ALFWORLD,
+            expert_episodes=24,
+            invalid_action_rate=0.1,
+            epochs=2,
+            learning_rate=1e-3,
+            lora_top_layers=4,
+            eval_episodes=32,
+            max_new_tokens=24,
+            progress=False,
+        ),
+        rl=GRPOConfig(
+            **_ALFWORLD,
+            num_groups=4,
+            group_size=4,
+            max_new_tokens=24,
+            learning_rate=2e-4,
+            lora=True,
+            lora_top_layers=4,
+            eval_every=0,
+            eval_episodes=32,
+            save_every=1,
+            progress=False,
+        ),
+        total_steps=6,
+        agent="taspo",
+        output_dir="runs/quickstart-alfworld",
+    ),
+    "searchqa": Preset(
+        env="SearchQA-v0",
+        model="smollm2-135m",
+        rl=GRPOConfig(
+            num_groups=4,
+            group_size=4,
+            max_new_tokens=24,
+            temperature=0.7,
+            history_length=1,
+            show_format=False,
+            prompt_preamble="",
+            response_prefix="<answer>",
+            system_prompt="Answer the question with a name from the documents.",
+            invalid_action_penalty=0.2,
+            env_kwargs={
+                "max_turns": 1,
+                "top_k": 1,
+                "max_passage_chars": 160,
+                "question_kinds": "1hop",
+                "initial_search": True,
+                "reward": "f1",
+            },
+            lora=True,
+            lora_rank=16,
+            lora_alpha=32,
+            lora_top_layers=6,
+            learning_rate=8e-4,
+            loss_type="dapo",
+            micro_batch_size=8,
+            eval_every=12,
+            eval_episodes=32,
+            save_every=12,
+            progress=False,
+        ),
+        total_steps=24,
+        output_dir="runs/quickstart",
+    ),
+}
+"""The built-in recipes (see the module docstring)."""
+
+
+def _evaluation(record: dict[str, Any]) -> dict[str, float]:
+    return {key: float(record[f"eval/{key}"]) for key in EVAL_KEYS if f"eval/{key}" in record}
+
+
+def run_quickstart(preset: Preset, *, resume: bool = False) -> dict[str, Any]:
+    """Runs the warm start (if any) and RL; prints and returns the summary (also in ``summary.json``)."""
+    output = Path(preset.output_dir)
+    output.mkdir(parents=True, exist_ok=True)
+    summary: dict[str, Any] = {"env": preset.env, "model": preset.model, "agent": preset.agent, "stages": {}}
+    model = preset.model
+    started = time.perf_counter()
+    if preset.sft is not None:
+        sft_config = dataclasses.replace(preset.sft, output_dir=str(output / "sft"), resume=resume)
+        sft = SFTAgent(preset.model, preset.env, sft_config)
+        final = sft.learn()
+        records = [json.loads(line) for line in (output / "sft" / "metrics.jsonl").read_text().splitlines()]
+        summary["stages"]["start"] = _evaluation(next(r for r in records if r["step"] == 0))
+        summary["stages"]["warm start"] = _evaluation(final)
+        summary["sft_seconds"] = time.perf_counter() - started
+        model = str(output / "sft")
+        del sft
+    rl_started = time.perf_counter()
+    rl_config = dataclasses.replace(preset.rl, output_dir=str(output / "rl"), resume=resume)
+    agent = AGENTS[preset.agent](model=model, env=preset.env, config=rl_config)
+    try:
+        last = agent.learn(preset.total_steps)
+    finally:
+        agent.close()
+    records = [json.loads(line) for line in (output / "rl" / "metrics.jsonl").read_text().splitlines()]
+    evaluations = [r for r in records if "eval/success_rate" in r]
+    if preset.sft is None:
+        summary["stages"]["start"] = _evaluation(evaluations[0])
+    else:
+        summary["stages"]["rl start"] = _evaluation(evaluations[0])
+    summary["stages"]["end"] = _evaluation(last if "eval/success_rate" in last else evaluations[-1])
+    summary["rl_seconds"] = time.perf_counter() - rl_started
+    summary["total_seconds"] = time.perf_counter() - started
+    (output / SUMMARY_FILE).write_text(json.dumps(summary, indent=2))
+    print(format_summary(summary), flush=True)
+    return summary
+
+
+def format_summary(summary: dict[str, Any]) -> str:
+    """The summary as a small table: one line per evaluation, then the wall times."""
+    lines = [f"{summary['agent'].upper()} · {summary['model']} · {summary['env']} (held-out, greedy)"]
+    lines.append(f"{'':<12} {'success':>8} {'score':>8} {'invalid':>8} {'turns':>6}")
+    for stage, values in summary["stages"].items():
+        lines.append(
+            f"{stage:<12} {values.get('success_rate', float('nan')):>8.3f} {values.get('mean_score', float('nan')):>8.3f} "
+            f"{values.get('invalid_rate', float('nan')):>8.3f} {values.get('mean_episode_length', float('nan')):>6.2f}"
+        )
+    times = [
+        f"{name} {summary[key]:.0f} s" for name, key in (("sft", "sft_seconds"), ("rl", "rl_seconds")) if key in summary
+    ]
+    lines.append("wall time: " + ", ".join(times) + f" (total {summary['total_seconds']:.0f} s)")
+    return "\n".join(lines)

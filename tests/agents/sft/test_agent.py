@@ -1,0 +1,88 @@
+"""SFTAgent end to end: demonstrate, evaluate, fit, save; its output is an RL run's starting point."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+import torch
+
+from agents.agent import GRPOAgent
+from agents.config import GRPOConfig
+from agents.sft import SFTAgent, SFTConfig
+
+pytestmark = pytest.mark.slow
+
+
+def sft_config(tmp_path, **overrides):
+    settings = dict(
+        expert_episodes=3,
+        epochs=1,
+        batch_size=4,
+        micro_batch_size=4,
+        learning_rate=1e-2,
+        eval_episodes=2,
+        max_new_tokens=6,
+        max_turns=4,
+        history_length=2,
+        history_observations=False,
+        lora_top_layers=1,
+        output_dir=str(tmp_path / "sft"),
+        progress=False,
+    )
+    settings.update(overrides)
+    return SFTConfig(**settings)
+
+
+def test_sft_output_loads_as_the_start_of_an_rl_run(tmp_path, tiny_model_path):
+    sft = SFTAgent(str(tiny_model_path), "SearchQA-v0", sft_config(tmp_path))
+    final = sft.learn()
+    run = tmp_path / "sft"
+    records = [json.loads(line) for line in (run / "metrics.jsonl").read_text().splitlines()]
+    assert records[0]["step"] == 0 and "eval/success_rate" in records[0] and records[0]["demonstrations/episodes"] == 3
+    assert "train/loss" in records[1] and final["step"] == records[-1]["step"] > 0 and "eval/invalid_rate" in final
+    assert (run / "model" / "model.safetensors").is_file() and (run / "demonstrations.jsonl").is_file()
+    assert json.loads((run / "config.json").read_text())["kind"] == "sft"
+
+    rl = GRPOAgent(
+        model=str(run),
+        env="SearchQA-v0",
+        config=GRPOConfig(
+            lora=True, lora_top_layers=1, output_dir=str(tmp_path / "rl"), progress=False, tensorboard=False
+        ),
+    )
+    try:
+        # A fresh adapter starts at zero: the RL policy computes what the trained SFT policy computed.
+        prompt = ["Who founded Fethstoul Systems?"]
+        ids = sft.policy.prompt_ids(prompt)
+        assert ids == rl.policy.prompt_ids(prompt)
+        with torch.no_grad():
+            expected = sft.policy.model(input_ids=torch.tensor(ids)).logits
+            loaded = rl.policy.model(input_ids=torch.tensor(ids)).logits
+            with rl.policy.reference_model() as reference:  # the reference is the warm-started model
+                referenced = reference(input_ids=torch.tensor(ids)).logits
+        assert torch.allclose(expected, loaded, atol=1e-4) and torch.allclose(expected, referenced, atol=1e-4)
+        fresh = GRPOAgent(model=str(tiny_model_path), env="SearchQA-v0", config=rl.config)
+        with torch.no_grad():
+            original = fresh.policy.model(input_ids=torch.tensor(ids)).logits
+        assert not torch.allclose(expected, original, atol=1e-3)  # SFT did change the model
+        fresh.close()
+    finally:
+        rl.close()
+
+
+def test_a_resumed_sft_run_ends_where_an_uninterrupted_one_does(tmp_path, tiny_model_path):
+    straight = SFTAgent(str(tiny_model_path), "WebShop-v0", sft_config(tmp_path / "a", epochs=2, eval_episodes=0))
+    straight.learn()
+    first = SFTAgent(str(tiny_model_path), "WebShop-v0", sft_config(tmp_path / "b", epochs=1, eval_episodes=0))
+    first.learn()
+    resumed = SFTAgent(
+        str(tiny_model_path), "WebShop-v0", sft_config(tmp_path / "b", epochs=2, eval_episodes=0, resume=True)
+    )
+    resumed.learn()
+    expected, got = straight.policy.trainable_state_dict(), resumed.policy.trainable_state_dict()
+    assert expected.keys() == got.keys()
+    assert all(torch.allclose(expected[name], got[name], atol=1e-6) for name in expected)
+    records = [json.loads(line) for line in (tmp_path / "b" / "sft" / "metrics.jsonl").read_text().splitlines()]
+    steps = [r["step"] for r in records if "train/loss" in r]
+    assert steps == list(range(1, len(steps) + 1))  # each optimizer step logged once across the resume

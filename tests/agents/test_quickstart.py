@@ -1,0 +1,53 @@
+"""The quick start's presets: both stages prompt alike, and a scaled-down preset runs end to end."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+
+import pytest
+
+from agents.config import GRPOConfig
+from agents.quickstart import PRESETS, SUMMARY_FILE, Preset, format_summary, run_quickstart
+from agents.sft import SFTConfig
+from agents.sft.config import PROMPT_FIELDS
+
+
+@pytest.mark.parametrize("name", sorted(PRESETS))
+def test_every_presets_stages_share_prompt_and_env_settings(name):
+    preset = PRESETS[name]
+    if preset.sft is not None:
+        assert preset.sft.prompt_settings() == {field: getattr(preset.rl, field) for field in PROMPT_FIELDS}
+        assert preset.sft.env_kwargs == preset.rl.env_kwargs and preset.sft.max_turns == preset.rl.max_turns
+        assert preset.sft.eval_episodes == preset.rl.eval_episodes >= 32
+
+
+def test_a_preset_whose_stages_prompt_differently_is_refused():
+    with pytest.raises(ValueError, match="history_length"):
+        Preset(
+            env="WebShop-v0", model="m", rl=GRPOConfig(history_length=1), total_steps=1, sft=SFTConfig(history_length=2)
+        )
+    with pytest.raises(ValueError, match="agent"):
+        Preset(env="WebShop-v0", model="m", rl=GRPOConfig(), total_steps=1, agent="ppo")
+
+
+@pytest.mark.slow
+def test_a_scaled_down_webshop_preset_warm_starts_then_trains(tmp_path, tiny_model_path, capsys):
+    webshop = PRESETS["webshop"]
+    assert webshop.sft is not None
+    small = {"max_new_tokens": 6, "eval_episodes": 2, "lora_top_layers": 1}
+    preset = dataclasses.replace(
+        webshop,
+        model=str(tiny_model_path),
+        sft=dataclasses.replace(webshop.sft, expert_episodes=2, epochs=1, **small),
+        rl=dataclasses.replace(webshop.rl, num_groups=1, group_size=2, tensorboard=False, **small),
+        total_steps=1,
+        output_dir=str(tmp_path / "quick"),
+    )
+    summary = run_quickstart(preset)
+    assert list(summary["stages"]) == ["start", "warm start", "rl start", "end"]
+    assert all(0.0 <= stage["invalid_rate"] <= 1.0 for stage in summary["stages"].values())
+    assert json.loads((tmp_path / "quick" / SUMMARY_FILE).read_text()) == summary
+    assert (tmp_path / "quick" / "rl" / "learning_curve.png").is_file()
+    assert "warm start" in capsys.readouterr().out
+    assert format_summary(summary).count("\n") == 6
