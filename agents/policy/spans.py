@@ -8,9 +8,14 @@ scored in one pass and the logits of its prompt positions are never formed. The 
 whole model, or, given the rows' kept trunk hidden states (:mod:`agents.policy.trunk`), only
 the adapted top layers. Gradients flow when grad is enabled.
 
+Rows whose tokens are the start of another row's prompt (a conversation's earlier turns) need
+no pass of their own: :func:`prefix_chains` finds them.
+
 Example:
     >>> predicting_positions(padding=2, span=(3, 5))
     [4, 5]
+    >>> prefix_chains([[1, 2], [1, 2, 3, 4], [7]], [[3], [5], [8]])
+    [[1, 0], [2]]
 """
 
 from __future__ import annotations
@@ -30,6 +35,26 @@ Span = tuple[int, int]
 def predicting_positions(padding: int, span: Span) -> list[int]:
     """Positions whose outputs predict ``span``'s tokens in a sequence left-padded by ``padding``."""
     return [padding + index - 1 for index in range(span[0], span[1])]
+
+
+def prefix_chains(prompts: Sequence[Sequence[int]], responses: Sequence[Sequence[int]]) -> list[list[int]]:
+    """Rows grouped so that each group's first row holds every other row's prompt and response as its start.
+
+    Longest rows first; a row joins the first group whose first row's prompt begins with the
+    row's prompt and response, else starts a group. Per-turn prompts give one row per group.
+    """
+    sequences = [list(prompt) + list(response) for prompt, response in zip(prompts, responses, strict=True)]
+    chains: list[list[int]] = []
+    for row in sorted(range(len(sequences)), key=lambda r: -len(sequences[r])):
+        sequence = sequences[row]
+        for chain in chains:
+            head = prompts[chain[0]]
+            if len(head) >= len(sequence) and list(head[: len(sequence)]) == sequence:
+                chain.append(row)
+                break
+        else:
+            chains.append([row])
+    return chains
 
 
 def span_logprobs(

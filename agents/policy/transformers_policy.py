@@ -35,7 +35,7 @@ from agents.policy.decoding import Decoder, DecodeSettings, cache_keyword, make_
 from agents.policy.logprobs import selective_logprobs
 from agents.policy.models import resolve_model
 from agents.policy.prompt_cache import PromptCacheStore, stacked_past
-from agents.policy.spans import Span, span_logprobs
+from agents.policy.spans import Span, prefix_chains, span_logprobs
 from agents.policy.trunk import TrunkRecorder, decoder_and_head, trunk_layer
 
 
@@ -594,6 +594,11 @@ class TransformersPolicy:
         else:
             response_ids, mask = _right_pad([list(r) for r in responses], self.pad_token_id, self.device)
         prompt_rows = self.prompt_ids(prompts, contexts)
+        if reuse_from is None:
+            response_rows = [ids[row_mask.bool()].tolist() for ids, row_mask in zip(response_ids, mask, strict=True)]
+            chains = prefix_chains(prompt_rows, response_rows)
+            if any(len(chain) > 1 for chain in chains):  # a conversation's turns: one pass per chain
+                return self._score_chains(chains, prompt_rows, response_rows, response_ids.shape[1], reference)
         reused: list[tuple[int, list[Any]]] = [(0, [])] * len(prompts)
         if reuse_from is not None:
             if len(reuse_from) != len(prompts):
@@ -634,6 +639,30 @@ class TransformersPolicy:
             return torch.zeros(0, 0)
         scored = torch.cat(pieces, dim=0)
         return scored[torch.argsort(order).to(scored.device)]
+
+    def _score_chains(
+        self,
+        chains: list[list[int]],
+        prompt_rows: list[list[int]],
+        response_rows: list[list[int]],
+        width: int,
+        reference: bool,
+    ) -> torch.Tensor:
+        """``score`` over prefix chains: each chain's longest row is fed once and every row reads its span."""
+        result = torch.zeros(len(prompt_rows), width, dtype=torch.float32, device=self.device)
+        with self.reference_model() if reference else contextlib.nullcontext(self.model) as model:
+            for start in range(0, len(chains), self.score_batch_size):
+                batch = chains[start : start + self.score_batch_size]
+                sequences = [prompt_rows[chain[0]] + response_rows[chain[0]] for chain in batch]
+                spans = [
+                    [(len(prompt_rows[row]), len(prompt_rows[row]) + len(response_rows[row])) for row in chain]
+                    for chain in batch
+                ]
+                scored = self.sequence_logprobs(sequences, spans, model=model)
+                for chain, pieces in zip(batch, scored, strict=True):
+                    for row, piece in zip(chain, pieces, strict=True):
+                        result[row, : len(piece)] = piece
+        return result
 
     @contextlib.contextmanager
     def reference_model(self) -> Iterator[torch.nn.Module]:

@@ -58,12 +58,14 @@ def test_sampled_log_probs_equal_one_pass_over_the_conversation_and_each_turn_sc
         with torch.no_grad():
             [whole] = lora_policy.sequence_logprobs([sequence], [_spans(played)])
             [on_trunk] = lora_policy.sequence_logprobs([sequence], [_spans(played)], trunk_hiddens=[last.trunk_hiddens])
-        alone = lora_policy.score([g.prompt for g in played], [g.response_ids for g in played])
+        together = lora_policy.score([g.prompt for g in played], [g.response_ids for g in played])  # one chain
         for row, generation in enumerate(played):
             sampled = torch.tensor(generation.logprobs)
+            [alone] = lora_policy.score([generation.prompt], [generation.response_ids])
             assert torch.allclose(whole[row], sampled, atol=1e-4)
             assert torch.allclose(on_trunk[row], sampled, atol=1e-4)
-            assert torch.allclose(alone[row, : len(sampled)], sampled, atol=1e-4)
+            assert torch.allclose(alone, sampled, atol=1e-4)
+            assert torch.allclose(together[row, : len(sampled)], sampled, atol=1e-4)
             assert generation.trunk_hiddens.shape[0] == len(generation.prompt_ids) + len(sampled) - 1
             assert torch.allclose(generation.trunk_hiddens, last.trunk_hiddens[: generation.trunk_hiddens.shape[0]])
 
