@@ -122,6 +122,7 @@ class SFTAgent:
             warmup_steps=config.warmup_steps,
             seed=config.seed,
             progress=config.progress,
+            trunk_cache=config.trunk_cache,
             checkpoint_state={"kind": "sft", "model": self.model_name, "env": self.env_id, "config": config.to_dict()},
         )
         resumed = config.resume and trainer.resume()

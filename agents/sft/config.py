@@ -86,6 +86,8 @@ class SFTConfig:
     """LoRA alpha."""
     lora_top_layers: int | None = None
     """Adapt only the last N transformer layers (None: all)."""
+    trunk_cache: bool = True
+    """With lora_top_layers: compute the frozen layers once per demonstration, train the top ones on them."""
     # -- evaluation, logging, checkpoints ----------------------------------------------------
     eval_episodes: int = 32
     """Held-out tasks played greedily before and after training (0: no evaluation)."""

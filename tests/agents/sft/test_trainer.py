@@ -111,3 +111,29 @@ def test_training_needs_temperature_one(tiny_model_path, tmp_path):
             micro_batch_size=1,
             learning_rate=1e-3,
         )
+
+
+def test_the_trunk_cache_gives_the_same_losses_and_weights(tmp_path, tiny_model_path):
+    demonstrations = [Demonstration(f"Task {i}: say the code.", f"code {i % 3} done", str(i), 0) for i in range(5)]
+    results = []
+    for trunk_cache in (False, True):
+        torch.manual_seed(0)
+        policy = TransformersPolicy(str(tiny_model_path), seed=0, lora=LoraOptions(rank=4, alpha=8, top_layers=1))
+        assert policy.trunk_layer is not None
+        trainer = SFTTrainer(
+            policy,
+            tokenize_demonstrations(policy, demonstrations),
+            output_dir=tmp_path / str(trunk_cache),
+            epochs=2,
+            batch_size=3,
+            micro_batch_size=2,
+            learning_rate=1e-2,
+            progress=False,
+            trunk_cache=trunk_cache,
+        )
+        assert (trainer.trunk is not None) == trunk_cache
+        losses = [r["train/loss"] for r in trainer.train()]
+        results.append((losses, policy.trainable_state_dict()))
+    (full_losses, full_weights), (cached_losses, cached_weights) = results
+    assert cached_losses == pytest.approx(full_losses, abs=1e-4)
+    assert all(torch.allclose(full_weights[name], cached_weights[name], atol=1e-4) for name in full_weights)
