@@ -87,9 +87,15 @@ class GRPOAgent:
     def output_dir(self) -> Path:
         return Path(self.config.output_dir)
 
-    def learn(self, total_steps: int, *, plot: bool = True) -> dict[str, Any]:
-        """Trains for ``total_steps`` steps (resuming when ``config.resume``); writes the learning curve."""
-        record = self.trainer.learn(total_steps)
+    def learn(
+        self, total_steps: int, *, plot: bool = True, start_evaluation: dict[str, float] | None = None
+    ) -> dict[str, Any]:
+        """Trains for ``total_steps`` steps (resuming when ``config.resume``); writes the learning curve.
+
+        ``start_evaluation``: the starting model's ``eval/*`` metrics, if already measured with
+        this run's evaluation settings (logged as step 0 instead of evaluating again).
+        """
+        record = self.trainer.learn(total_steps, start_evaluation=start_evaluation)
         if plot:
             plot_learning_curve(
                 self.output_dir / METRICS_FILE,

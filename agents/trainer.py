@@ -143,8 +143,15 @@ class Trainer:
         self._writer: SummaryWriter | None = None
 
     # -- the loop ---------------------------------------------------------------------
-    def learn(self, total_steps: int) -> dict[str, float]:
-        """Trains until ``total_steps`` steps are done; returns the last metrics record."""
+    def learn(self, total_steps: int, *, start_evaluation: dict[str, float] | None = None) -> dict[str, float]:
+        """Trains until ``total_steps`` steps are done; returns the last metrics record.
+
+        Args:
+            total_steps: Training steps in all (a resumed run does the rest).
+            start_evaluation: ``eval/*`` metrics of the starting model measured elsewhere with
+                this run's evaluation settings (e.g. a warm start's final evaluation): logged
+                as step 0 instead of evaluating again.
+        """
         if total_steps < 0:
             raise ValueError(f"total_steps must be >= 0, got {total_steps}")
         config = self.config
@@ -165,7 +172,10 @@ class Trainer:
         self._open_writer()
         record: dict[str, float] = {}
         if self.step == 0:
-            record = {"step": 0, **self.evaluate(prefix="eval/")}
+            record = {
+                "step": 0,
+                **(start_evaluation if start_evaluation is not None else self.evaluate(prefix="eval/")),
+            }
             self._log(record)
         while self.step < total_steps:
             self.step += 1

@@ -45,9 +45,13 @@ def test_a_scaled_down_webshop_preset_warm_starts_then_trains(tmp_path, tiny_mod
         output_dir=str(tmp_path / "quick"),
     )
     summary = run_quickstart(preset)
-    assert list(summary["stages"]) == ["start", "warm start", "rl start", "end"]
+    assert list(summary["stages"]) == ["start", "warm start", "end"]
+    records = [json.loads(line) for line in (tmp_path / "quick" / "rl" / "metrics.jsonl").read_text().splitlines()]
+    assert (
+        records[0]["step"] == 0 and records[0]["eval/success_rate"] == summary["stages"]["warm start"]["success_rate"]
+    )
     assert all(0.0 <= stage["invalid_rate"] <= 1.0 for stage in summary["stages"].values())
     assert json.loads((tmp_path / "quick" / SUMMARY_FILE).read_text()) == summary
     assert (tmp_path / "quick" / "rl" / "learning_curve.png").is_file()
     assert "warm start" in capsys.readouterr().out
-    assert format_summary(summary).count("\n") == 6
+    assert format_summary(summary).count("\n") == 5
