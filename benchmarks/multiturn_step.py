@@ -18,11 +18,36 @@ Printed per mode: wall seconds of collect / credit / update and the step, tokens
 decoder layer, layer-tokens (tokens times the decoder layers they pass, padding included) and
 LM-head rows, per phase, and ratios to ``today``.
 
-Usage (the figures below; SmolLM2-135M, 2 CPU cores shared with other work):
-    nice -n 10 python benchmarks/multiturn_step.py --model smollm2-135m
+Usage (the figures below):
+    nice -n 10 .venv/bin/python benchmarks/multiturn_step.py --model smollm2-135m
 
-Measured: see the README's table of this benchmark or the module's final report (filled in
-from the run).
+Measured once (2026-12-01; SmolLM2-135M, 30 layers, LoRA r=16 on the top 6; 2 groups x 4 rollouts,
+up to 8 turns, 24 new tokens; 2 CPU cores shared with other jobs, load average 4-6, so every
+wall time is ~3x what an idle machine gives and carries ~15% noise)::
+
+    mode                 turns resp tok collect s credit s update s  step s    tokens   layer-tok
+    today                   64     1428     427.6      0.0    193.0   620.6     43960     1318800
+      collect                                                                   20736      622080
+      update                                                                    23224      696720
+    per_turn+trunk          64     1428     428.7      0.0     80.6   509.3     19968      737760
+      collect                                                                   19968      599040
+      update                                                                        0      138720
+    conversation+trunk      64     1527     417.1      0.0     29.8   446.9      7216      264336
+      collect                                                                    7216      216480
+      update                                                                        0       47856
+
+    per_turn+trunk      step 0.82x, layer-tokens 0.56x (update 0.42x; same sampled tokens)
+    conversation+trunk  step 0.72x, layer-tokens 0.20x (update 0.15x; other sampled tokens)
+
+The compute the modes were built to remove is gone (layer-tokens 0.20x, update 0.15x, prompt
+tokens encoded 2.9x fewer), but the step stays at 0.72x, not the 0.4x aimed at, and far above
+30 s: collection is bound by its 8 x 24 = 192 sequential decode steps (8 rows each, every weight
+read once per step), which all modes share: an estimated ~300 of today's 428 collect seconds
+(its 19.2k prefill tokens take ~120 s at the ~160 tokens/s this loaded machine gave), ~380 of the
+conversation's 417 (its decode attends over the whole conversation), so even a free prefill and
+a free update would leave today's step at ~0.5x. Shorter responses (a stop string
+after WebShop's ``search[...]`` / ``click[...]``: the raw format has none, so almost every
+response runs to 24 tokens) or fewer, larger decode batches are what would move it further.
 """
 
 from __future__ import annotations
