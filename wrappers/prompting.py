@@ -65,9 +65,9 @@ _FORMAT_OF_ACTION_FORMAT = {
 STOP_STRINGS: dict[str, tuple[str, ...]] = {
     "think_action": ("</action>",),
     "search_answer": ("</search>", "</answer>"),
-    "raw": (),
+    "raw": ("\n",),
 }
-"""Strings after which generation can stop, by output format."""
+"""Strings after which generation can stop, by output format (a raw action is one line)."""
 
 HISTORY_RAW_CHARS = 200
 """How much of an invalid raw output the history shows (stripped)."""

@@ -45,6 +45,7 @@ def test_output_format_follows_the_env_or_the_override():
     )
     assert output_format_for("think_action_strict") == "think_action"
     assert PromptBuilder().stop_strings("search_answer") == ("</search>", "</answer>")
+    assert PromptBuilder().stop_strings("raw") == ("\n",)  # a raw action is one line
     assert FORMAT_INSTRUCTIONS["search_answer"] not in PromptBuilder(show_format=False).build(
         task="T", observation="o", action_format="search_answer"
     )
