@@ -98,10 +98,9 @@ class ConversationRollout:
                 logits = policy.prefill(self.decoder, prompt_ids, limit, self.recorder)
             else:
                 logits = self._extend(members, messages)
-            if policy._keep_prompt_caches:
-                policy.prompt_caches.keep(
-                    [self.ids[m] for m in self.members], self.decoder.cache, mask=self.decoder.attention_mask
-                )
+            policy.keep_prompt_kv(
+                [self.ids[m] for m in self.members], self.decoder.cache, mask=self.decoder.attention_mask
+            )
             responses, logprobs, reasons = policy.sample(self.decoder, logits, limit, greedy, stops)
         hiddens: list[torch.Tensor | None] = [None] * len(members)
         if self.recorder is not None:
@@ -111,7 +110,7 @@ class ConversationRollout:
         for member, response, token_logprobs, reason, kept in zip(
             self.members, responses, logprobs, reasons, hiddens, strict=True
         ):
-            text, offsets = policy._text_with_offsets(response)
+            text, offsets = policy.text_with_offsets(response)
             prompt = conversation_text(self.first_messages[member], self.turns[member])
             generations.append(
                 Generation(prompt, list(self.ids[member]), response, text, token_logprobs, offsets, reason, kept)

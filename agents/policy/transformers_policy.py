@@ -331,7 +331,7 @@ class TransformersPolicy:
         for prompt, ids, response, token_logprobs, reason, kept in zip(
             prompts, prompt_ids, responses, logprobs, reasons, hiddens, strict=True
         ):
-            text, offsets = self._text_with_offsets(response)
+            text, offsets = self.text_with_offsets(response)
             generations.append(Generation(prompt, ids, response, text, token_logprobs, offsets, reason, kept))
         return generations
 
@@ -358,8 +358,7 @@ class TransformersPolicy:
             inverse, rows = list(range(len(prompt_ids))), prompt_ids
         input_ids, attention_mask = _left_pad(rows, self.pad_token_id, self.device)
         logits = decoder.prefill(input_ids, attention_mask, limit)
-        if self._keep_prompt_caches:
-            self.prompt_caches.keep(rows, decoder.cache, input_ids.shape[1])
+        self.keep_prompt_kv(rows, decoder.cache, width=input_ids.shape[1])
         if len(rows) < len(prompt_ids):
             index = torch.tensor(inverse, dtype=torch.long, device=self.device)
             decoder.select_rows(index)
@@ -433,6 +432,13 @@ class TransformersPolicy:
         finally:
             self._keep_trunk_hiddens = previous
 
+    def keep_prompt_kv(
+        self, prompt_ids: list[list[int]], cache: Any, *, width: int | None = None, mask: torch.Tensor | None = None
+    ) -> None:
+        """Inside :meth:`keeping_prompt_caches`, keeps the prompts' KV just fed (see ``PromptCacheStore.keep``)."""
+        if self._keep_prompt_caches:
+            self.prompt_caches.keep(prompt_ids, cache, width, mask=mask)
+
     def clear_prompt_caches(self) -> None:
         """Frees the KV kept inside :meth:`keeping_prompt_caches`."""
         self.prompt_caches.clear()
@@ -445,7 +451,7 @@ class TransformersPolicy:
         self.decoder.prefill(input_ids, attention_mask, 1)
         self.prompt_caches.keep(prompt_ids, self.decoder.cache, input_ids.shape[1])
 
-    def _text_with_offsets(self, response_ids: list[int]) -> tuple[str, list[tuple[int, int]]]:
+    def text_with_offsets(self, response_ids: list[int]) -> tuple[str, list[tuple[int, int]]]:
         """The response prefix plus the decoded text, and each token's character range in it."""
         prefix = self.response_prefix
         text = str(self.tokenizer.decode(response_ids, skip_special_tokens=True))
