@@ -32,9 +32,7 @@ def test_the_expert_wins_generated_tasks(env_id):
 
 def test_the_alfworld_expert_follows_the_walkthrough(shared_data):
     pytest.importorskip("textworld")
-    env = gym.make(
-        "ALFWorld-v0", data_path=str(shared_data / "alfworld"), split="eval_in_distribution", prefetch=False
-    )
+    env = gym.make("ALFWorld-v0", data_path=str(shared_data / "alfworld"), split="eval_in_distribution", prefetch=False)
     won, turns = play_expert(env, seed=0)
     assert won and turns >= 2
     env.close()
