@@ -8,6 +8,14 @@ every candidate with the state; He et al., 2016): MaskablePPO reads its scores a
 (``action_masks()`` masks them), Tianshou's DQN as Q-values (the ``"mask"`` observation
 key masks them). Rewards are the envs' own.
 
+MaskablePPO's settings are per env (:class:`PPOSettings`). WebShop keeps sb3's usual
+recipe. On ALFWorld only a win pays, and about 1 random training episode in 20 wins, so
+most minibatches hold no win: there the advantages are not normalized (normalizing blew
+the critic's errors up into full-size steps in random directions, KL ~0.01 per update
+before any win), the entropy bonus is 0.001 (it is weighed against raw advantages then),
+the value has its own scorer (so the value loss does not train the logits) and the
+rollouts are 64 steps per env (twice as many updates for the same env steps).
+
 Then each trained policy and a uniformly random masked policy play the same held-out
 tasks, one episode each, in two ways for the trained ones: ``greedy`` (the argmax:
 ``deterministic=True`` / epsilon 0) and ``sampled`` (the policy as it acts in training:
@@ -47,6 +55,7 @@ from gymnasium import spaces
 from torch import nn
 
 import agentenvs  # noqa: F401  (registers the envs)
+from agentenvs.core.checks import check_bool, check_float, check_int
 from wrappers import DiscreteActions, TextFeatures
 
 RESULTS = Path(__file__).resolve().parent / "results" / "classic_rl"
@@ -59,6 +68,38 @@ Policy = Callable[[Any, np.ndarray, bool], int]
 
 # -- the envs -----------------------------------------------------------------------------
 @dataclass(frozen=True)
+class PPOSettings:
+    """MaskablePPO's settings for one env, under sb3's names (the rest are sb3's defaults)."""
+
+    learning_rate: float = 1e-3
+    n_steps: int = 128
+    """Steps per env between two updates (the rollout is ``n_steps * num_envs`` steps)."""
+    batch_size: int = 128
+    n_epochs: int = 10
+    gae_lambda: float = 0.95
+    ent_coef: float = 0.01
+    normalize_advantage: bool = True
+    """Scale each minibatch's advantages to mean 0, std 1. With a sparse reward a minibatch
+    with no win in it holds only the critic's errors, and scaling blows them up into a full
+    step in a random direction: ALFWorld turns it off."""
+    share_features_extractor: bool = True
+    """One candidate scorer for the policy and the value (else each has its own). Shared,
+    the value loss also trains the scorer whose scores are the logits (and the value head
+    reads those scores): ALFWorld gives the value its own."""
+
+    def __post_init__(self) -> None:
+        owner = type(self).__name__
+        check_float(owner, "learning_rate", self.learning_rate, minimum=0.0, min_inclusive=False)
+        check_int(owner, "n_steps", self.n_steps, minimum=2)
+        check_int(owner, "batch_size", self.batch_size, minimum=2)
+        check_int(owner, "n_epochs", self.n_epochs, minimum=1)
+        check_float(owner, "gae_lambda", self.gae_lambda, minimum=0.0, maximum=1.0)
+        check_float(owner, "ent_coef", self.ent_coef, minimum=0.0)
+        check_bool(owner, "normalize_advantage", self.normalize_advantage)
+        check_bool(owner, "share_features_extractor", self.share_features_extractor)
+
+
+@dataclass(frozen=True)
 class EnvSetting:
     """One env of the benchmark: how to make its training and held-out envs, and the budgets."""
 
@@ -68,6 +109,8 @@ class EnvSetting:
     max_actions: int
     sb3_steps: int
     """Env steps of MaskablePPO training."""
+    sb3: PPOSettings
+    """MaskablePPO's settings on this env."""
     tianshou_steps: int
     """Env steps of DQN training."""
     num_envs: int
@@ -85,6 +128,7 @@ SETTINGS = {
         test_kwargs={"split": "test", "max_turns": 10},
         max_actions=24,
         sb3_steps=60_000,
+        sb3=PPOSettings(),
         tianshou_steps=100_000,
         num_envs=8,
         gamma=0.95,
@@ -96,6 +140,7 @@ SETTINGS = {
         test_kwargs={**ALFWORLD_GAMES, "generator_seed": 1, "num_generated_games": 100},
         max_actions=48,
         sb3_steps=30_000,
+        sb3=PPOSettings(n_steps=64, ent_coef=0.001, normalize_advantage=False, share_features_extractor=False),
         tianshou_steps=30_000,
         num_envs=4,
         gamma=0.98,
@@ -245,17 +290,19 @@ def train_sb3(setting: EnvSetting, steps: int, seed: int, max_seconds: float) ->
 
     venv = DummyVecEnv([lambda: make_env(setting, "train") for _ in range(setting.num_envs)])
     venv.seed(seed)
+    ppo = setting.sb3
     model = MaskablePPO(
         sb3_policy_class(),
         venv,
-        learning_rate=1e-3,
-        n_steps=128,
-        batch_size=128,
-        n_epochs=10,
+        learning_rate=ppo.learning_rate,
+        n_steps=ppo.n_steps,
+        batch_size=ppo.batch_size,
+        n_epochs=ppo.n_epochs,
         gamma=setting.gamma,
-        gae_lambda=0.95,
-        ent_coef=0.01,
-        policy_kwargs=sb3_policy_kwargs(),
+        gae_lambda=ppo.gae_lambda,
+        ent_coef=ppo.ent_coef,
+        normalize_advantage=ppo.normalize_advantage,
+        policy_kwargs={**sb3_policy_kwargs(), "share_features_extractor": ppo.share_features_extractor},
         seed=seed,
         device="cpu",
         verbose=0,
