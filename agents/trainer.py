@@ -34,7 +34,6 @@ import numpy as np
 import torch
 from gymnasium.envs.registration import load_env_creator
 
-from agentenvs.core.trajectory import write_jsonl
 from agents.algorithms.base import CreditContext, make_credit_rule
 from agents.algorithms.loss import policy_loss
 from agents.checkpoint import (
@@ -47,6 +46,7 @@ from agents.checkpoint import (
 )
 from agents.collector import Collector
 from agents.config import GRPOConfig
+from agents.evaluation import evaluate_policy
 from agents.policy.protocol import Policy
 from agents.rollout import RolloutBatch
 from wrappers.prompting import PromptBuilder
@@ -356,28 +356,17 @@ class Trainer:
         evaluating never changes what training samples afterwards.
         """
         episodes = self.config.eval_episodes if episodes is None else episodes
-        collector = self._evaluation_collector(episodes)
-        tasks = list(collector.task_ids[:episodes])
-        tasks += tasks[: episodes - len(tasks)] if len(tasks) < episodes else []
-        saved_generator = self.policy.generator
-        self.policy.generator = torch.Generator(device=saved_generator.device).manual_seed(
-            self.config.seed * 1_000_003 + self.step
+        trajectories = self.output_dir / "trajectories" / f"eval_step_{self.step}.jsonl"
+        return evaluate_policy(
+            self.policy,
+            self._evaluation_collector(episodes),
+            episodes=episodes,
+            seed=self.config.seed,
+            greedy=self.config.eval_greedy,
+            sample_seed=self.config.seed * 1_000_003 + self.step,
+            prefix=prefix,
+            trajectories_path=trajectories if self.output_dir.is_dir() else None,  # what the agent did, for reading
         )
-        try:
-            batch, stats = collector.collect(tasks, seed=self.config.seed, greedy=self.config.eval_greedy)
-        finally:
-            self.policy.generator = saved_generator
-        if self.output_dir.is_dir():  # keep what the agent did, for reading (JSON lines of groups)
-            folder = self.output_dir / "trajectories"
-            folder.mkdir(exist_ok=True)
-            write_jsonl(folder / f"eval_step_{self.step}.jsonl", batch.groups)
-        return {
-            f"{prefix}success_rate": stats.success_rate,
-            f"{prefix}mean_score": stats.mean_score,
-            f"{prefix}mean_episode_length": stats.mean_episode_length,
-            f"{prefix}invalid_rate": stats.invalid_rate,
-            f"time/{prefix.strip('/') or 'eval'}_s": stats.seconds,
-        }
 
     def _evaluation_collector(self, episodes: int) -> Collector:
         if self._eval_collector is None or self._eval_collector.num_groups != episodes:
