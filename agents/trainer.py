@@ -76,6 +76,24 @@ def default_eval_env_kwargs(env_id: str, env_kwargs: dict[str, Any]) -> dict[str
     return kwargs
 
 
+def prompt_builder_from(settings: Any) -> PromptBuilder:
+    """The prompt builder of a run's settings (``GRPOConfig`` or ``SFTConfig``: the same field names)."""
+    return PromptBuilder(
+        history_length=settings.history_length,
+        history_observations=settings.history_observations,
+        show_format=settings.show_format,
+        preamble=settings.prompt_preamble,
+    )
+
+
+def env_kwargs_from(settings: Any) -> dict[str, Any]:
+    """A run's ``env_kwargs`` with its ``max_turns`` (when set) added."""
+    env_kwargs = dict(settings.env_kwargs)
+    if settings.max_turns is not None:
+        env_kwargs["max_turns"] = settings.max_turns
+    return env_kwargs
+
+
 def lr_lambda(kind: str, warmup_steps: int, total_steps: int):
     """The multiplier of the learning rate after ``n`` optimizer steps."""
 
@@ -107,15 +125,8 @@ class Trainer:
         self.model_name = model_name
         self.output_dir = Path(config.output_dir)
         self.credit_rule = make_credit_rule(config.credit, config)
-        self.prompt_builder = PromptBuilder(
-            history_length=config.history_length,
-            history_observations=config.history_observations,
-            show_format=config.show_format,
-            preamble=config.prompt_preamble,
-        )
-        env_kwargs = dict(config.env_kwargs)
-        if config.max_turns is not None:
-            env_kwargs["max_turns"] = config.max_turns
+        self.prompt_builder = prompt_builder_from(config)
+        env_kwargs = env_kwargs_from(config)
         self.env_kwargs = env_kwargs
         self.eval_env_kwargs = {**default_eval_env_kwargs(env_id, env_kwargs), **config.eval_env_kwargs}
         self.collector = Collector(

@@ -37,8 +37,7 @@ from agents.policy import LoraOptions, TransformersPolicy
 from agents.sft.config import SFTConfig
 from agents.sft.demonstrations import collect_demonstrations
 from agents.sft.trainer import SFTTrainer, tokenize_demonstrations, write_record
-from agents.trainer import METRICS_FILE, default_eval_env_kwargs
-from wrappers.prompting import PromptBuilder
+from agents.trainer import METRICS_FILE, default_eval_env_kwargs, env_kwargs_from, prompt_builder_from
 
 MODEL_FOLDER = "model"
 """The subfolder of an SFT (or RL) run that holds a loadable Hugging Face model."""
@@ -60,17 +59,9 @@ class SFTAgent:
         self.model_name = str(model)
         self.env_id = env
         config = self.config
-        self.prompt_builder = PromptBuilder(
-            history_length=config.history_length,
-            history_observations=config.history_observations,
-            show_format=config.show_format,
-            preamble=config.prompt_preamble,
-        )
-        env_kwargs = dict(config.env_kwargs)
-        if config.max_turns is not None:
-            env_kwargs["max_turns"] = config.max_turns
-        self.env_kwargs: dict[str, Any] = env_kwargs
-        self.eval_env_kwargs = default_eval_env_kwargs(env, env_kwargs)
+        self.prompt_builder = prompt_builder_from(config)
+        self.env_kwargs = env_kwargs_from(config)
+        self.eval_env_kwargs = default_eval_env_kwargs(env, self.env_kwargs)
         torch.manual_seed(config.seed)
         self.policy = TransformersPolicy(
             model,
