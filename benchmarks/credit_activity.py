@@ -19,7 +19,7 @@ import dataclasses
 import time
 
 import torch
-from credit_learning import ACTIVITY_KEYS, RULES
+from credit_learning import ACTIVITY_KEYS, PI_RULES, RULES
 
 
 def main() -> None:
@@ -31,6 +31,9 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--rules", nargs="+", default=list(RULES), choices=list(RULES))
     parser.add_argument("--threads", type=int, default=0, help="torch threads (0: torch's default)")
+    parser.add_argument(
+        "--success-score", type=float, default=None, help="ORSD/TASPO's success_score option (default: wins only)"
+    )
     args = parser.parse_args()
     if args.threads:
         torch.set_num_threads(args.threads)
@@ -69,6 +72,8 @@ def main() -> None:
     )
     for name in args.rules:
         credit, options, fields = RULES[name]
+        if args.success_score is not None and credit in PI_RULES:
+            options = {**options, "success_score": args.success_score}
         rule_config = dataclasses.replace(config, credit=credit, credit_options=options, **fields)
         started = time.perf_counter()
         result = make_credit_rule(credit, rule_config).compute(batch, CreditContext(rule_config, policy=policy))

@@ -4,24 +4,42 @@ Every (algorithm, seed) run trains the same model on the same env with the same 
 (only ``config.credit`` differs), in its own process, so runs can share one machine in
 parallel (``--parallel``; on a GPU, plain HF ``generate`` is CPU-overhead-bound, so several
 small-model processes use it far better than one). Each run writes its metrics JSONL; the
-aggregate step draws held-out success vs env episodes (mean ± std over seeds) in one PNG
-and writes a Markdown table of final success ± std, with the configuration.
+aggregate step draws held-out success and score vs env episodes (mean ± std over seeds) in one
+PNG and writes ``results.md``: final and area-under-curve success and score (mean ± std), the
+credit activity of each rule, seconds per step (collect / credit / update, and credit + update
+as a ratio to GRPO's), and ``examples.md``: a few rubrics, PI texts and step groups.
 
-Presets: ``cpu`` is sized for a few CPU cores (SmolLM2-135M, the README quick-start config);
-``gpu`` for one GPU (more steps, larger groups, 9 processes at once); ``multiturn`` is the
-skeleton of the multi-turn study (issue #15, part 3: WebShop-v0 or ALFWorld-v0 with the quick
-start's RL settings, from a warm start given with ``--model``, e.g. the quick start's SFT output).
+Presets:
 
-Rules (``--algorithms``; default the original three): ``grpo``, ``rloo`` (the paper's estimator:
-``scale_rewards="none"``), ``gigpo`` (verl-agent's defaults), ``orsd``, ``taspo``, and
-``orsd_env`` / ``taspo_env`` (the env-PI extension, ``env_pi="add"``).
+- ``cpu``: SearchQA-v0 (two turns) sized for a few CPU cores (SmolLM2-135M, the one-turn quick start's config).
+- ``multiturn``: the multi-turn study (WebShop-v0 or ALFWorld-v0 via ``--env``): the quick start's RL
+  recipe for that env (``agents.quickstart.PRESETS``), held-out evaluation every 4 steps, from the
+  recipe's expert warm start. Unless ``--model`` names one, the warm start is trained once into
+  ``<output>/warm_start`` (its final evaluation is every run's step 0: same model, tasks and greedy
+  decoding). Sized for 2 CPU cores.
+- ``gpu``: one CUDA GPU: larger groups, more steps, more held-out episodes, several processes at
+  once; SearchQA-v0 by default, the multi-turn recipe with ``--env WebShop-v0`` / ``ALFWorld-v0``.
+- ``smoke``: seconds, with the tiny random model (checks the script end to end).
+
+Resumable: runs checkpoint every step (multi-turn presets); a rerun with the same arguments skips
+finished runs (their last step evaluated) and continues unfinished ones from their checkpoints,
+so a study can be completed over several sittings. ``--max-minutes`` stops launching new runs
+after that long (running ones finish).
+
+Rules (``--algorithms``; default: the original three for SearchQA, every paper rule for the
+multi-turn envs): ``grpo``, ``rloo`` (the paper's estimator: ``scale_rewards="none"``), ``gigpo``
+(verl-agent's defaults), ``orsd``, ``taspo``, ``taspo_token`` (TASPO's token-level ablation:
+``support_level="token"``), ``orsd_reuse`` / ``taspo_reuse`` (the PI at the prompt's end, scored on
+top of the rollout's prompt KV: the fast path), and ``orsd_env`` / ``taspo_env`` (the env-PI
+extension, ``env_pi="add"``).
 
 Usage:
     python benchmarks/credit_learning.py --preset cpu --seeds 0 1 2 --parallel 2 --threads 1
-    python benchmarks/credit_learning.py --preset gpu --parallel 9
+    python benchmarks/credit_learning.py --preset multiturn --env WebShop-v0 --parallel 2 --threads 1 \
+        --output benchmarks/results/credit_multiturn/webshop
+    python benchmarks/credit_learning.py --preset gpu --env ALFWorld-v0 --parallel 8 \
+        --output benchmarks/results/credit_multiturn_gpu/alfworld
     python benchmarks/credit_learning.py --aggregate-only --output benchmarks/results/credit_learning
-    python benchmarks/credit_learning.py --preset multiturn --env WebShop-v0 --model runs/quickstart-webshop/sft \
-        --algorithms grpo rloo gigpo orsd taspo orsd_env taspo_env --output benchmarks/results/credit_multiturn
 """
 
 from __future__ import annotations
@@ -34,6 +52,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 RULES: dict[str, tuple[str, dict[str, object], dict[str, object]]] = {
     "grpo": ("grpo", {}, {}),
@@ -41,17 +60,29 @@ RULES: dict[str, tuple[str, dict[str, object], dict[str, object]]] = {
     "gigpo": ("gigpo", {}, {}),
     "orsd": ("orsd", {}, {}),
     "taspo": ("taspo", {}, {}),
+    "taspo_token": ("taspo", {"support_level": "token"}, {}),
+    "orsd_reuse": ("orsd", {"placement": "prompt_end", "reuse_prompt_cache": True}, {}),
+    "taspo_reuse": ("taspo", {"placement": "prompt_end", "reuse_prompt_cache": True}, {}),
     "orsd_env": ("orsd", {"env_pi": "add"}, {}),
     "taspo_env": ("taspo", {"env_pi": "add"}, {}),
 }
 """Name -> (registered credit rule, its credit_options, other GRPOConfig fields)."""
+PI_RULES = ("orsd", "taspo")
+"""The rules ``--success-score`` applies to (their PI comes from successful trajectories)."""
 ALGORITHMS = tuple(RULES)
 DEFAULT_ALGORITHMS = ("grpo", "orsd", "taspo")
+MULTITURN_ALGORITHMS = ("grpo", "rloo", "gigpo", "orsd", "taspo", "taspo_token")
+MULTITURN_RECIPES = {"WebShop-v0": "webshop", "ALFWorld-v0": "alfworld"}
+"""Multi-turn env -> the quick-start preset whose warm start and RL recipe the study uses."""
+WARM_START = "warm_start"
 _ORSD_ACTIVITY = ("orsd/groups_with_rubric", "orsd/groups_uniform_outcome", "orsd/shaping_to_advantage")
 _TASPO_ACTIVITY = ("taspo/pi_coverage", "taspo/aligned_turn_fraction", "taspo/weight_std")
 ACTIVITY_KEYS = {
     "orsd": _ORSD_ACTIVITY,
     "taspo": _TASPO_ACTIVITY,
+    "taspo_token": _TASPO_ACTIVITY,
+    "orsd_reuse": _ORSD_ACTIVITY,
+    "taspo_reuse": _TASPO_ACTIVITY,
     "orsd_env": (*_ORSD_ACTIVITY, "orsd/shaping_abs_mean", "orsd/env_pi_rows"),
     "taspo_env": (*_TASPO_ACTIVITY, "taspo/env_pi_rows"),
     "gigpo": (
@@ -62,14 +93,33 @@ ACTIVITY_KEYS = {
     ),
 }
 """Per-step statistics showing how often each rule's extra credit was in play."""
+TIME_KEYS = ("time/collect_s", "time/credit_s", "time/update_s")
 
 
 def preset_config(preset: str, env: str, steps: int | None):
     """(model, env, steps, GRPOConfig) of a preset; ORSD/TASPO use their documented default options."""
     from agents.quickstart import PRESETS
 
+    if env in MULTITURN_RECIPES and preset in ("multiturn", "gpu"):
+        recipe = PRESETS[MULTITURN_RECIPES[env]]
+        if preset == "multiturn":
+            config = dataclasses.replace(recipe.rl, eval_every=4, save_every=1, progress=False)
+            return recipe.model, env, steps or recipe.total_steps, config
+        config = dataclasses.replace(
+            recipe.rl,
+            num_groups=8,
+            group_size=8,
+            eval_every=5,
+            eval_episodes=64,
+            save_every=5,
+            device="cuda",
+            micro_batch_size=32,
+            progress=False,
+        )
+        return recipe.model, env, steps or 40, config
+    if preset == "multiturn":
+        raise ValueError(f"--preset multiturn needs --env in {sorted(MULTITURN_RECIPES)}, got {env!r}")
     searchqa = PRESETS["searchqa"]
-
     # Two turns instead of the quick start's one, so an unclosed answer gets a second try
     # and trajectories can have more than one turn for TASPO to weigh.
     base = dataclasses.replace(searchqa.rl, env_kwargs={**searchqa.rl.env_kwargs, "max_turns": 2})
@@ -101,18 +151,73 @@ def preset_config(preset: str, env: str, steps: int | None):
             progress=False,
         )
         return "tiny-random-qwen3", env, steps or 1, config
-    if preset == "multiturn":  # the multi-turn study's skeleton: the quick start's RL recipe per env
-        recipes = {PRESETS[name].env: PRESETS[name] for name in ("webshop", "alfworld")}
-        if env not in recipes:
-            raise ValueError(f"--preset multiturn needs --env in {sorted(recipes)}, got {env!r}")
-        recipe = recipes[env]
-        config = dataclasses.replace(recipe.rl, eval_every=2, save_every=0, progress=False)
-        return recipe.model, env, steps or recipe.total_steps, config
     raise ValueError(f"--preset must be cpu, gpu, smoke or multiturn, got {preset!r}")
 
 
+def uses_warm_start(args: argparse.Namespace) -> bool:
+    """Whether the runs start from the study's own expert warm start (multi-turn env, no ``--model``)."""
+    return args.env in MULTITURN_RECIPES and args.preset in ("multiturn", "gpu") and not args.model
+
+
+def warm_start_config(args: argparse.Namespace):
+    """The recipe's SFT config, evaluated as the RL runs are (so its final evaluation is their step 0)."""
+    from agents.quickstart import PRESETS
+
+    recipe = PRESETS[MULTITURN_RECIPES[args.env]]
+    _, _, _, config = preset_config(args.preset, args.env, args.steps)
+    assert recipe.sft is not None
+    return dataclasses.replace(
+        recipe.sft,
+        eval_episodes=config.eval_episodes,
+        device=config.device,
+        output_dir=str(Path(args.output) / WARM_START),
+        resume=True,
+    )
+
+
+def warm_start_evaluation(args: argparse.Namespace) -> dict[str, float] | None:
+    """The finished warm start's final ``eval/*`` metrics (None while it is not finished)."""
+    folder = Path(args.output) / WARM_START
+    if not (folder / "model" / "config.json").exists():
+        return None
+    records = read_records(folder / "metrics.jsonl")
+    if not records or "eval/success_rate" not in records[-1] or records[-1]["step"] == 0:
+        return None
+    return {key: value for key, value in records[-1].items() if key.startswith("eval/")}
+
+
+def ensure_warm_start(args: argparse.Namespace) -> None:
+    """Trains the warm start once (resuming a partial one); later calls find it finished."""
+    if warm_start_evaluation(args) is not None:
+        return
+    import torch
+
+    from agents.quickstart import PRESETS
+    from agents.sft import SFTAgent
+
+    if args.threads:
+        torch.set_num_threads(args.threads * args.parallel)
+    print(f"training the warm start into {Path(args.output) / WARM_START}", flush=True)
+    recipe = PRESETS[MULTITURN_RECIPES[args.env]]
+    agent = SFTAgent(recipe.model, recipe.env, warm_start_config(args))
+    agent.learn()
+
+
+def read_records(path: Path) -> list[dict[str, Any]]:
+    """The JSONL records of ``path`` ([] if it does not exist)."""
+    if not path.exists():
+        return []
+    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+
+
+def is_finished(run_dir: Path, steps: int) -> bool:
+    """Whether a run logged its last step with its evaluation."""
+    records = read_records(run_dir / "metrics.jsonl")
+    return bool(records) and records[-1]["step"] >= steps and "eval/success_rate" in records[-1]
+
+
 def run_one(algorithm: str, seed: int, args: argparse.Namespace) -> None:
-    """Worker: trains one (algorithm, seed) run into ``output/algorithm_seed``."""
+    """Worker: trains one (algorithm, seed) run into ``output/algorithm_seed`` (resuming it if it can)."""
     import torch
 
     from agents import GRPOAgent
@@ -121,6 +226,8 @@ def run_one(algorithm: str, seed: int, args: argparse.Namespace) -> None:
         torch.set_num_threads(args.threads)
     model, env, steps, config = preset_config(args.preset, args.env, args.steps)
     credit, options, fields = RULES[algorithm]
+    if args.success_score is not None and credit in PI_RULES:
+        options = {**options, "success_score": args.success_score}
     config = dataclasses.replace(
         config,
         seed=seed,
@@ -128,25 +235,41 @@ def run_one(algorithm: str, seed: int, args: argparse.Namespace) -> None:
         credit_options={**config.credit_options, **options},
         tensorboard=False,
         output_dir=str(Path(args.output) / f"{algorithm}_{seed}"),
+        resume=config.save_every > 0,
         **fields,
     )
+    start_evaluation = None
+    if uses_warm_start(args):
+        start_evaluation = warm_start_evaluation(args)
+        if start_evaluation is None:
+            raise RuntimeError(f"the warm start in {Path(args.output) / WARM_START} is not finished")
+        model = str(Path(args.output) / WARM_START / "model")
     agent = GRPOAgent(model=args.model or model, env=env, config=config)
     try:
-        agent.learn(steps, plot=False)
+        agent.learn(steps, plot=False, start_evaluation=start_evaluation)
     finally:
         agent.close()
 
 
 def launch(args: argparse.Namespace) -> None:
-    """Runs every (algorithm, seed) as a subprocess, ``--parallel`` at a time."""
+    """Runs every unfinished (algorithm, seed) as a subprocess, ``--parallel`` at a time."""
+    output = Path(args.output)
+    output.mkdir(parents=True, exist_ok=True)
+    if uses_warm_start(args):
+        ensure_warm_start(args)
+    _, _, steps, _ = preset_config(args.preset, args.env, args.steps)
     jobs = [(algorithm, seed) for seed in args.seeds for algorithm in args.algorithms]
+    done = [f"{a}_{s}" for a, s in jobs if is_finished(output / f"{a}_{s}", steps)]
+    if done:
+        print(f"finished already: {', '.join(done)}", flush=True)
+    jobs = [(a, s) for a, s in jobs if f"{a}_{s}" not in done]
     running: list[tuple[subprocess.Popen, str, float]] = []
-    Path(args.output).mkdir(parents=True, exist_ok=True)
+    deadline = time.time() + args.max_minutes * 60 if args.max_minutes else float("inf")
     while jobs or running:
-        while jobs and len(running) < args.parallel:
+        while jobs and len(running) < args.parallel and time.time() < deadline:
             algorithm, seed = jobs.pop(0)
             name = f"{algorithm}_{seed}"
-            log = open(Path(args.output) / f"{name}.log", "w")  # noqa: SIM115 (closed when the process ends)
+            log = open(output / f"{name}.log", "a")  # noqa: SIM115 (closed when the process ends)
             command = [
                 sys.executable,
                 __file__,
@@ -163,9 +286,13 @@ def launch(args: argparse.Namespace) -> None:
                 str(args.threads),
             ]
             command += ["--steps", str(args.steps)] if args.steps else []
+            command += ["--success-score", str(args.success_score)] if args.success_score is not None else []
             command += ["--model", args.model] if args.model else []
             running.append((subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT), name, time.time()))
             print(f"started {name}", flush=True)
+        if not running:
+            print(f"--max-minutes reached; not started: {', '.join(f'{a}_{s}' for a, s in jobs)}", flush=True)
+            return
         time.sleep(2)
         for process, name, started in list(running):
             if process.poll() is not None:
@@ -173,92 +300,189 @@ def launch(args: argparse.Namespace) -> None:
                 print(f"finished {name} (exit {process.returncode}, {time.time() - started:.0f} s)", flush=True)
 
 
-def aggregate(args: argparse.Namespace) -> None:
-    """Plot of held-out success vs env episodes (mean ± std) and a table of final success."""
+@dataclasses.dataclass(frozen=True)
+class RuleSummary:
+    """One rule's finished runs, reduced over steps and seeds."""
+
+    name: str
+    seeds: list[int]
+    steps: list[int]
+    success: dict[int, list[float]]
+    """seed -> held-out success at each of ``steps``."""
+    score: dict[int, list[float]]
+    train_success: list[float]
+    """Per seed: mean training-batch success over the steps."""
+    activity: dict[str, float]
+    seconds: dict[str, float]
+    """Mean seconds per step of each ``TIME_KEYS`` entry."""
+
+
+def area_under_curve(steps: list[int], values: list[float]) -> float:
+    """Trapezoid area under ``values`` over ``steps``, divided by the span (a mean level; one point: it)."""
+    if len(steps) < 2:
+        return values[0]
+    area = sum((b - a) * (u + v) / 2 for a, b, u, v in zip(steps, steps[1:], values, values[1:], strict=False))
+    return area / (steps[-1] - steps[0])
+
+
+def mean_std(values: list[float]) -> str:
+    return f"{statistics.mean(values):.3f} ± {statistics.pstdev(values):.3f}"
+
+
+def summarize(output: Path, algorithm: str, seeds: list[int], total_steps: int) -> RuleSummary | None:
+    """The finished runs of ``algorithm`` (None if none finished)."""
+    runs = {seed: read_records(output / f"{algorithm}_{seed}" / "metrics.jsonl") for seed in seeds}
+    runs = {seed: records for seed, records in runs.items() if is_finished(output / f"{algorithm}_{seed}", total_steps)}
+    if not runs:
+        return None
+    evaluated = [{r["step"]: r for r in records if "eval/success_rate" in r} for records in runs.values()]
+    steps = sorted(set.intersection(*(set(e) for e in evaluated)))
+    train = [[r for r in records if r["step"] > 0] for records in runs.values()]
+    pooled = [r for records in train for r in records]
+    activity = {
+        key: statistics.mean(r[key] for r in pooled if key in r)
+        for key in ACTIVITY_KEYS.get(algorithm, ())
+        if any(key in r for r in pooled)
+    }
+    return RuleSummary(
+        name=algorithm,
+        seeds=list(runs),
+        steps=steps,
+        success={seed: [e[s]["eval/success_rate"] for s in steps] for seed, e in zip(runs, evaluated, strict=True)},
+        score={seed: [e[s]["eval/mean_score"] for s in steps] for seed, e in zip(runs, evaluated, strict=True)},
+        train_success=[statistics.mean(r["train/success_rate"] for r in records) for records in train],
+        activity=activity,
+        seconds={key: statistics.mean(r[key] for r in pooled) for key in TIME_KEYS},
+    )
+
+
+def plot_curves(summaries: list[RuleSummary], episodes_per_step: int, title: str, path: Path) -> None:
+    """Held-out success and score vs training episodes, mean ± std over seeds, one line per rule."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    output = Path(args.output)
-    output.mkdir(parents=True, exist_ok=True)
-    figure, (axis, score_axis) = plt.subplots(1, 2, figsize=(11, 4))
-    rows = []
-    episodes_per_step = None
-    for algorithm in args.algorithms:
-        curves, scores, activity = {}, {}, {}
-        for seed in args.seeds:
-            path = output / f"{algorithm}_{seed}" / "metrics.jsonl"
-            if not path.exists():
-                continue
-            records = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
-            config = json.loads((path.parent / "config.json").read_text())["config"]
-            episodes_per_step = config["num_groups"] * config["group_size"]
-            curves[seed] = {r["step"]: r["eval/success_rate"] for r in records if "eval/success_rate" in r}
-            scores[seed] = {r["step"]: r["eval/mean_score"] for r in records if "eval/mean_score" in r}
-            for record in records:
-                for key in ACTIVITY_KEYS.get(algorithm, ()):
-                    if key in record:
-                        activity.setdefault(key, []).append(record[key])
-        if not curves:
-            continue
-        steps = sorted(set.intersection(*(set(c) for c in curves.values())))
-        means = [statistics.mean(c[s] for c in curves.values()) for s in steps]
-        x = [s * (episodes_per_step or 1) for s in steps]
-        for panel, series in ((axis, curves), (score_axis, scores)):
-            values = [[series[seed][step] for seed in curves] for step in steps]
-            mean = [statistics.mean(v) for v in values]
-            spread = [statistics.pstdev(v) for v in values]
-            panel.plot(x, mean, marker="o", label=algorithm.upper())
+    figure, panels = plt.subplots(1, 2, figsize=(11, 4))
+    for summary in summaries:
+        x = [step * episodes_per_step for step in summary.steps]
+        for panel, series in zip(panels, (summary.success, summary.score), strict=True):
+            columns = list(zip(*series.values(), strict=True))
+            mean = [statistics.mean(c) for c in columns]
+            spread = [statistics.pstdev(c) for c in columns]
+            panel.plot(x, mean, marker="o", label=summary.name.upper())
             panel.fill_between(
                 x,
                 [m - d for m, d in zip(mean, spread, strict=True)],
                 [m + d for m, d in zip(mean, spread, strict=True)],
-                alpha=0.2,
+                alpha=0.15,
             )
-        finals = [c[steps[-1]] for c in curves.values()]
-        final_scores = [scores[seed][steps[-1]] for seed in curves]
-        start_score = statistics.mean(scores[seed][steps[0]] for seed in curves)
-        used = ", ".join(f"{key.split('/')[1]} {statistics.mean(v):.3f}" for key, v in activity.items()) or "-"
-        rows.append(
-            (
-                algorithm.upper(),
-                len(finals),
-                means[0],
-                statistics.mean(finals),
-                statistics.pstdev(finals),
-                start_score,
-                statistics.mean(final_scores),
-                statistics.pstdev(final_scores),
-                used,
-            )
-        )
-    for panel, label in ((axis, "held-out success rate"), (score_axis, "held-out mean score")):
+    for panel, label in zip(panels, ("held-out success rate", "held-out mean score"), strict=True):
         panel.set_xlabel("training episodes (env interactions)")
         panel.set_ylabel(label)
-        panel.legend()
-    figure.suptitle(
-        f"{' vs '.join(a.upper() for a in args.algorithms)} · {args.env} · {args.preset} · mean ± std over seeds"
-    )
+        panel.legend(fontsize=8)
+    figure.suptitle(title)
     figure.tight_layout()
-    figure.savefig(output / "learning_curves.png", dpi=120)
-    model, env, steps, config = preset_config(args.preset, args.env, args.steps)
-    model = args.model or model
+    figure.savefig(path, dpi=120)
+    plt.close(figure)
+
+
+def results_table(summaries: list[RuleSummary]) -> list[str]:
+    """Markdown: outcome table, credit activity, seconds per step (ratios to GRPO)."""
     lines = [
-        f"# Learning comparison ({args.preset} preset)",
-        "",
-        f"model `{model}`, env `{env}`, {steps} steps x {config.num_groups} groups x {config.group_size} "
-        f"rollouts, seeds {list(args.seeds)}; rules with the options of `RULES` (defaults otherwise).",
-        "",
-        "| algorithm | seeds | success at step 0 | final success (mean ± std) | score at step 0 "
-        "| final score (mean ± std) | credit activity (mean over steps and seeds) |",
-        "|---|---|---|---|---|---|---|",
+        "| rule | seeds | success at step 0 | final success | success AUC | score at step 0 | final score "
+        "| score AUC | training success |",
+        "|---|---|---|---|---|---|---|---|---|",
     ]
+    for s in summaries:
+        success, score = list(s.success.values()), list(s.score.values())
+        lines.append(
+            f"| {s.name.upper()} | {len(s.seeds)} | {statistics.mean(v[0] for v in success):.3f} "
+            f"| {mean_std([v[-1] for v in success])} | {mean_std([area_under_curve(s.steps, v) for v in success])} "
+            f"| {statistics.mean(v[0] for v in score):.3f} | {mean_std([v[-1] for v in score])} "
+            f"| {mean_std([area_under_curve(s.steps, v) for v in score])} | {mean_std(s.train_success)} |"
+        )
+    lines += ["", "Credit activity (mean over training steps and seeds):", ""]
     lines += [
-        f"| {name} | {n} | {start:.3f} | {mean:.3f} ± {std:.3f} | {score0:.3f} | {score:.3f} ± {score_std:.3f} | {used} |"
-        for name, n, start, mean, std, score0, score, score_std, used in rows
+        f"- {s.name.upper()}: " + ", ".join(f"{k.split('/')[1]} {v:.3f}" for k, v in s.activity.items())
+        for s in summaries
+        if s.activity
     ]
+    baseline = next((s for s in summaries if s.name == "grpo"), None)
+    lines += [
+        "",
+        "Seconds per training step (mean over steps and seeds; runs shared the cores as launched):",
+        "",
+        "| rule | collect | credit | update | credit + update | ÷ GRPO's credit + update |",
+        "|---|---|---|---|---|---|",
+    ]
+    for s in summaries:
+        collect, credit, update = (s.seconds[key] for key in TIME_KEYS)
+        ratio = "-"
+        if baseline is not None:
+            reference = baseline.seconds["time/credit_s"] + baseline.seconds["time/update_s"]
+            ratio = f"{(credit + update) / reference:.2f}×"
+        lines.append(
+            f"| {s.name.upper()} | {collect:.1f} | {credit:.2f} | {update:.1f} | {credit + update:.1f} | {ratio} |"
+        )
+    return lines
+
+
+def example_lines(output: Path, summaries: list[RuleSummary], per_rule: int) -> list[str]:
+    """A few of each rule's logged credit examples (rubrics, turn PI, step groups), as Markdown."""
+    lines = ["# Credit examples", "", "The first records each rule logged (its lowest seed), verbatim.", ""]
+    for s in summaries:
+        records = read_records(output / f"{s.name}_{min(s.seeds)}" / "credit_examples.jsonl")[:per_rule]
+        if not records:
+            continue
+        lines += [f"## {s.name.upper()} (seed {min(s.seeds)})", ""]
+        for record in records:
+            text = {k: v for k, v in record.items() if isinstance(v, str) and ("\n" in v or len(v) > 100)}
+            fields = ", ".join(f"{k} {v}" for k, v in record.items() if k not in text)
+            lines += [f"- {fields}"] + [
+                f"\n  ```text\n  {v.replace(chr(10), chr(10) + '  ')}\n  ```" for v in text.values()
+            ]
+        lines.append("")
+    return lines
+
+
+def aggregate(args: argparse.Namespace) -> None:
+    """Curves (PNG), the results table and the examples of every finished run under ``--output``."""
+    output = Path(args.output)
+    model, env, steps, config = preset_config(args.preset, args.env, args.steps)
+    if uses_warm_start(args):
+        model = f"the warm start in {WARM_START}/ (the `{MULTITURN_RECIPES[env]}` quick-start recipe's SFT of {model})"
+    summaries = [s for a in args.algorithms if (s := summarize(output, a, args.seeds, steps)) is not None]
+    if not summaries:
+        print(f"no finished runs under {output}")
+        return
+    title = f"{' vs '.join(s.name.upper() for s in summaries)} · {env} · {args.preset} · mean ± std over seeds"
+    plot_curves(summaries, config.num_groups * config.group_size, title, output / "learning_curves.png")
+    unfinished = [
+        f"{a}_{s}" for a in args.algorithms for s in args.seeds if not is_finished(output / f"{a}_{s}", steps)
+    ]
+    lines = [
+        f"# Learning comparison ({args.preset} preset, {env})",
+        "",
+        f"Model: {args.model or model}. {steps} steps x {config.num_groups} groups x {config.group_size} rollouts "
+        f"({steps * config.num_groups * config.group_size} training episodes per run), held-out evaluation of "
+        f"{config.eval_episodes} episodes (greedy) every {config.eval_every} steps; seeds {list(args.seeds)}; "
+        "rules with the options of `RULES` in `benchmarks/credit_learning.py` (defaults otherwise)"
+        + (
+            f"; ORSD and TASPO count a trajectory as successful when it wins or scores at least {args.success_score} "
+            "(`success_score`, an extension of the papers: they use wins only). "
+            if args.success_score is not None
+            else ". "
+        )
+        + "AUC: area under the held-out curve divided by its span (the curve's mean level); "
+        "training success: the training batches' success, a sample of 16 episodes a step.",
+        "",
+        *results_table(summaries),
+    ]
+    if unfinished:
+        lines += ["", f"Not finished (left out): {', '.join(unfinished)}."]
     (output / "results.md").write_text("\n".join(lines) + "\n")
+    (output / "examples.md").write_text("\n".join(example_lines(output, summaries, args.examples)) + "\n")
     print("\n".join(lines))
 
 
@@ -268,16 +492,29 @@ def main() -> None:
     parser.add_argument("--env", default="SearchQA-v0")
     parser.add_argument("--steps", type=int, default=None, help="training steps (default: the preset's)")
     parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
-    parser.add_argument("--algorithms", nargs="+", default=list(DEFAULT_ALGORITHMS), choices=ALGORITHMS)
+    parser.add_argument(
+        "--algorithms", nargs="+", default=None, choices=ALGORITHMS, help="rules (default: by env, see above)"
+    )
     parser.add_argument(
         "--model", default=None, help="model to start from (e.g. a warm start's folder; default: the preset's)"
     )
     parser.add_argument("--parallel", type=int, default=1, help="runs at once")
     parser.add_argument("--threads", type=int, default=0, help="torch threads per run (0: torch's default)")
+    parser.add_argument("--max-minutes", type=float, default=0, help="stop starting runs after this long (0: never)")
+    parser.add_argument(
+        "--success-score",
+        type=float,
+        default=None,
+        help="ORSD/TASPO count a trajectory as successful when it wins or scores at least this "
+        "(their success_score option; default: wins only, the papers' rule)",
+    )
+    parser.add_argument("--examples", type=int, default=3, help="credit examples per rule in examples.md")
     parser.add_argument("--output", default="benchmarks/results/credit_learning")
     parser.add_argument("--aggregate-only", action="store_true")
     parser.add_argument("--worker", nargs=2, metavar=("ALGORITHM", "SEED"), help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.algorithms is None:
+        args.algorithms = list(MULTITURN_ALGORITHMS if args.env in MULTITURN_RECIPES else DEFAULT_ALGORITHMS)
     if args.worker:
         run_one(args.worker[0], int(args.worker[1]), args)
         return

@@ -49,7 +49,7 @@ import torch
 
 from agents.algorithms.base import CreditContext, CreditResult, register_credit_rule
 from agents.algorithms.grpo import GRPOCredit, group_mean_std
-from agents.algorithms.privileged.options import check, options_from_dict
+from agents.algorithms.privileged.options import check, is_count, options_from_dict
 from agents.rollout import RolloutBatch
 
 ANCHORS: tuple[str, ...] = ("observation", "prompt")
@@ -187,6 +187,8 @@ class GiGPOOptions:
     """A turn's anchor state: ``observation`` (what the env showed) or ``prompt`` (the full prompt)."""
     similarity_threshold: float = 1.0
     """1: anchors match exactly; in (0, 1): by ``SequenceMatcher`` ratio at least this."""
+    log_examples: int = 2
+    """Step groups with unequal returns kept per step as readable examples (0: none)."""
 
     def __post_init__(self) -> None:
         name = "GiGPOOptions"
@@ -207,6 +209,13 @@ class GiGPOOptions:
             "a number in (0, 1]",
             self.similarity_threshold,
         )
+        check(
+            name,
+            "log_examples",
+            is_count(self.log_examples, 0),
+            "an integer >= 0",
+            self.log_examples,
+        )
 
 
 @register_credit_rule("gigpo")
@@ -215,7 +224,9 @@ class GiGPOCredit(GRPOCredit):
 
     The result's ``stats`` (``gigpo/*``): the share of turns in non-singleton step groups, mean
     step-group size, mean |ω·A^S| and |A^E| over response tokens and their ratio. Per row it
-    reports (``row_info``) its step group (``anchor``), return G and A^S; per trajectory A^E.
+    reports (``row_info``) its step group (``anchor``), return G and A^S; per trajectory A^E. Its
+    ``examples``: the first ``log_examples`` step groups whose members' returns differ (the anchor
+    state, and each member's trajectory, turn, action, G and A^S).
     """
 
     def __init__(self, config: Any = None) -> None:
@@ -231,6 +242,37 @@ class GiGPOCredit(GRPOCredit):
             trajectories[trajectory].turns[turn].observation
             for trajectory, turn in zip(batch.trajectory_index.tolist(), batch.turn_index.tolist(), strict=True)
         ]
+
+    def step_group_examples(
+        self, batch: RolloutBatch, step_groups: torch.Tensor, returns: torch.Tensor, step: torch.Tensor
+    ) -> list[dict[str, Any]]:
+        """Readable records of the first ``log_examples`` step groups with unequal returns."""
+        examples: list[dict[str, Any]] = []
+        anchors = self.anchors(batch)
+        for group in dict.fromkeys(step_groups.tolist()):
+            if len(examples) >= self.opts.log_examples:
+                break
+            rows = (step_groups == group).nonzero().flatten().tolist()
+            if len({round(float(returns[row]), 6) for row in rows}) < 2:
+                continue
+            members = []
+            for row in rows:
+                trajectory, turn = int(batch.trajectory_index[row]), int(batch.turn_index[row])
+                action = batch.trajectories[trajectory].turns[turn].action
+                members.append(
+                    f"trajectory {trajectory} turn {turn}: {action!r} -> G {float(returns[row]):.3f}, "
+                    f"A^S {float(step[row]):+.3f}"
+                )
+            first = batch.trajectories[int(batch.trajectory_index[rows[0]])]
+            examples.append(
+                {
+                    "task_id": first.task_id,
+                    "group_id": int(batch.group_ids[rows[0]]),
+                    "anchor": anchors[rows[0]][:600],
+                    "members": "\n".join(members),
+                }
+            )
+        return examples
 
     def compute(self, batch: RolloutBatch, context: CreditContext) -> CreditResult:
         opts = self.opts
@@ -255,6 +297,7 @@ class GiGPOCredit(GRPOCredit):
         return CreditResult(
             advantages,
             stats,
+            examples=self.step_group_examples(batch, step_groups, returns, step),
             row_info={"anchor": step_groups.tolist(), "step_return": returns.tolist(), "step_advantage": step.tolist()},
             trajectory_values={"advantage": trajectory_advantages},
         )

@@ -179,7 +179,8 @@ class ORSDCredit(GRPOCredit):
         self._local_verifier_policy: TransformersPolicy | None = None
 
     def propose(self, group: TrajectoryGroup, context: CreditContext) -> ProposalResult:
-        """The group's candidate bundles (empty for a group with a uniform outcome)."""
+        """The group's candidate bundles (empty for a group with a uniform outcome); ``group`` is
+        labelled already (``opts.labelled``: its ``success`` flags are the rule's)."""
         outcomes = {bool(t.success) for t in group.trajectories}
         if len(outcomes) < 2:
             return ProposalResult([], 0)
@@ -226,7 +227,7 @@ class ORSDCredit(GRPOCredit):
         selection = RubricSelection([None] * len(batch.trajectories))
         verifier: Verifier | None = None
         offset = 0
-        for group in batch.groups:
+        for group in map(opts.labelled, batch.groups):
             members = range(offset, offset + len(group))
             offset += len(group)
             proposal = self.propose(group, context)
@@ -315,7 +316,7 @@ class ORSDCredit(GRPOCredit):
             "orsd/bundles_proposed": float(rubrics.proposed),
             "orsd/bundles_dropped": float(rubrics.dropped),
             "orsd/groups_with_rubric": len(rubrics.alignments) / groups,
-            "orsd/groups_uniform_outcome": sum(_uniform(group) for group in batch.groups) / groups,
+            "orsd/groups_uniform_outcome": sum(_uniform(opts.labelled(group)) for group in batch.groups) / groups,
             "orsd/selected_alignment": float(np.mean(rubrics.alignments)) if rubrics.alignments else 0.0,
             "orsd/env_pi_rows": sum(text is not None for text in env_rows) / max(len(batch), 1),
             **{

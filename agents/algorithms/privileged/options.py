@@ -24,6 +24,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
+from agentenvs.core.trajectory import Trajectory, TrajectoryGroup
 from agents.algorithms.privileged.endpoints import CompleteFn, OpenAIChatClient
 from agents.algorithms.privileged.environment import DEFAULT_ENV_PI_KEYS, ENV_PI_MODES
 from agents.algorithms.privileged.shift import PLACEMENTS
@@ -84,11 +85,28 @@ class PrivilegedOptions:
     works too, as the command line passes it)."""
     env_pi_max_chars: int = 1500
     """Longest env PI text per turn, in characters."""
+    success_score: float | None = None
+    """**Extension of the papers**: which trajectories count as successful (TASPO's PI sources,
+    the winning side of ORSD's contrast and of its bundle alignment). None (the papers' rule): the
+    env's ``won``. A number: also every trajectory whose score reaches it, for envs with partial
+    scores (WebShop's attribute/option/price match) where a small policy rarely wins outright, so
+    that with ``won`` alone nearly every group has a uniform outcome and neither rule acts."""
 
     @property
     def endpoint_users(self) -> tuple[str, ...]:
         """The option fields set to ``"endpoint"`` (overridden by each rule's options)."""
         return ()
+
+    def succeeded(self, trajectory: Trajectory) -> bool:
+        """Whether ``trajectory`` counts as successful (see ``success_score``)."""
+        return bool(trajectory.success) or (self.success_score is not None and trajectory.score >= self.success_score)
+
+    def labelled(self, group: TrajectoryGroup) -> TrajectoryGroup:
+        """``group`` with each trajectory's ``success`` set by :meth:`succeeded` (itself when unchanged)."""
+        if self.success_score is None:
+            return group
+        relabelled = [dataclasses.replace(t, success=self.succeeded(t)) for t in group.trajectories]
+        return dataclasses.replace(group, trajectories=relabelled)
 
     def endpoint(self) -> OpenAIChatClient:
         """The chat client of ``endpoint_url`` / ``endpoint_model``."""
@@ -115,6 +133,14 @@ class PrivilegedOptions:
         )
         object.__setattr__(self, "env_pi_keys", keys)
         check(owner, "env_pi_max_chars", is_count(self.env_pi_max_chars, 1), "an integer >= 1", self.env_pi_max_chars)
+        score = self.success_score
+        check(
+            owner,
+            "success_score",
+            score is None or (isinstance(score, (int, float)) and not isinstance(score, bool)),
+            "None or a number",
+            score,
+        )
         users = self.endpoint_users
         if users:
             try:

@@ -169,7 +169,7 @@ class TASPOCredit(GRPOCredit):
         offset, covered = 0, 0
         examples: list[dict[str, Any]] = []
         for group in batch.groups:
-            wins = [t for t in group.trajectories if t.success]
+            wins = [t for t in group.trajectories if opts.succeeded(t)]
             for local, target in enumerate(group.trajectories):
                 index = offset + local
                 if float(advantages[index]) == 0.0:
@@ -203,7 +203,7 @@ class TASPOCredit(GRPOCredit):
                         {
                             "task_id": group.task_id,
                             "trajectory": index,
-                            "success": target.success,
+                            "success": opts.succeeded(target),
                             "turn": int(batch.turn_index[row]),
                             "privileged": text,
                         }

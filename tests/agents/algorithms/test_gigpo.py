@@ -149,4 +149,23 @@ def test_options_validate_and_name_the_field():
         GiGPOOptions(step_weight=-1.0)
     with pytest.raises(ValueError, match="GiGPOOptions.step_weight must be a number >= 0, got 'high'"):
         GiGPOOptions(step_weight="high")
+    with pytest.raises(ValueError, match="GiGPOOptions.log_examples must be an integer >= 0"):
+        GiGPOOptions(log_examples=-1)
     assert GiGPOOptions(gamma=1, similarity_threshold=1).gamma == 1  # the command line passes ints
+
+
+def test_examples_show_step_groups_whose_returns_differ():
+    batch = batch_from_groups([revisiting_group()])
+    result = make_credit_rule("gigpo", config(scale_rewards="none", gamma=0.5, step_scale="none")).compute(
+        batch, CreditContext(config())
+    )
+    # Only "room" has members with different returns (desk and drawer are singletons).
+    (example,) = result.examples
+    assert example["anchor"] == "room"
+    assert example["members"].splitlines() == [
+        "trajectory 0 turn 0: 'go to desk' -> G 0.250, A^S -0.167",
+        "trajectory 0 turn 2: 'open box' -> G 1.000, A^S +0.583",
+        "trajectory 1 turn 0: 'go to drawer' -> G 0.000, A^S -0.417",
+    ]
+    silent = make_credit_rule("gigpo", config(log_examples=0)).compute(batch, CreditContext(config()))
+    assert silent.examples == []

@@ -21,6 +21,7 @@ def test_both_rules_share_the_privileged_fields():
         "env_pi",
         "env_pi_keys",
         "env_pi_max_chars",
+        "success_score",
     }
     for cls in (ORSDOptions, TASPOOptions):
         assert shared <= {field.name for field in dataclasses.fields(cls)}
@@ -38,6 +39,8 @@ def test_both_rules_share_the_privileged_fields():
         (TASPOOptions, "lm_max_new_tokens", True),
         (ORSDOptions, "env_pi", "only"),
         (TASPOOptions, "env_pi_keys", ""),
+        (ORSDOptions, "success_score", "high"),
+        (TASPOOptions, "success_score", True),
         (ORSDOptions, "env_pi_max_chars", 0),
     ],
 )
@@ -67,3 +70,21 @@ def test_is_count_and_options_from_dict():
     assert options_from_dict(TASPOOptions, {"kappa": 0.1}, "taspo").kappa == 0.1
     with pytest.raises(ValueError, match=r"unknown taspo credit option\(s\) \['kapa'\]"):
         options_from_dict(TASPOOptions, {"kapa": 0.1}, "taspo")
+
+
+def test_success_score_counts_high_scores_as_successes_and_relabels_groups():
+    from agentenvs.core.trajectory import TrajectoryGroup
+    from tests.support.privileged import make_trajectory
+
+    won = make_trajectory("t", [("o", "a")], True)
+    near = dataclasses.replace(make_trajectory("t", [("o", "b")], False), score=0.8)
+    far = dataclasses.replace(make_trajectory("t", [("o", "c")], False), score=0.2)
+    group = TrajectoryGroup("toy", 0, [won, near, far])
+    papers = TASPOOptions()
+    assert [papers.succeeded(t) for t in group.trajectories] == [True, False, False]
+    assert papers.labelled(group) is group
+    partial = ORSDOptions(success_score=0.75)
+    assert [partial.succeeded(t) for t in group.trajectories] == [True, True, False]
+    relabelled = partial.labelled(group)
+    assert [t.success for t in relabelled.trajectories] == [True, True, False]
+    assert [t.success for t in group.trajectories] == [True, False, False]  # the batch's own are untouched

@@ -1,3 +1,5 @@
+import dataclasses
+
 import pytest
 import torch
 
@@ -212,3 +214,30 @@ def test_env_pi_add_appends_env_pi_to_aligned_guidance():
     both = [p for p in scorer.prompts if "Guidance from successful" in p and "Privileged information" in p]
     assert both and all(p.index("Guidance") < p.index("Privileged information") for p in both)
     assert result.stats["taspo/pi_coverage"] == 1.0
+
+
+def partial_scores(group):
+    """``group`` where nobody won outright: the winners scored 0.8, the others 0.2 (WebShop-like)."""
+    return TrajectoryGroup(
+        group.task_id,
+        group.group_id,
+        [dataclasses.replace(t, success=False, score=0.8 if t.success else 0.2) for t in group.trajectories],
+    )
+
+
+def test_success_score_lets_taspo_act_on_partial_scores():
+    scorer = CharScorer(pen_rule)
+    partial = batch_from_groups([partial_scores(toy_group())], scorer)
+    exact = batch_from_groups([toy_group()], scorer)
+    grpo = GRPOCredit(config()).compute(partial, CreditContext(config())).advantages
+    # The papers' rule (won only): a uniform outcome, so the credit is GRPO's.
+    papers = make_credit_rule("taspo", config()).compute(partial, CreditContext(config(), policy=scorer))
+    assert torch.equal(papers.advantages, grpo) and papers.stats["taspo/pi_coverage"] == 0.0
+    # score >= 0.75 counts as success: the same credit as for the group whose winners won
+    # (group-normalised 0.8 / 0.2 rewards give the advantages of 1 / 0, up to advantage_eps).
+    relabelled = make_credit_rule("taspo", config(success_score=0.75)).compute(
+        partial, CreditContext(config(), policy=scorer)
+    )
+    reference = make_credit_rule("taspo", config()).compute(exact, CreditContext(config(), policy=scorer))
+    assert relabelled.stats["taspo/pi_coverage"] > 0
+    assert torch.allclose(relabelled.advantages, reference.advantages, atol=1e-3)

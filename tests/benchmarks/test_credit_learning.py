@@ -1,0 +1,96 @@
+"""The credit study's bookkeeping: resumption (which runs are finished), areas, the tables."""
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
+import credit_learning  # noqa: E402
+
+
+def write_run(
+    folder: Path, evaluations: dict[int, tuple[float, float]], steps: int, *, credit_s: float, update_s: float
+):
+    """A run's metrics.jsonl: steps 0..steps, held-out (success, score) at the given steps."""
+    folder.mkdir(parents=True)
+    with open(folder / "metrics.jsonl", "w") as handle:
+        for step in range(steps + 1):
+            record: dict[str, float] = {"step": step}
+            if step:
+                record |= {
+                    "train/success_rate": 0.25 * step,
+                    "time/collect_s": 10.0,
+                    "time/credit_s": credit_s,
+                    "time/update_s": update_s,
+                    "taspo/pi_coverage": 0.5,
+                }
+            if step in evaluations:
+                record |= {"eval/success_rate": evaluations[step][0], "eval/mean_score": evaluations[step][1]}
+            handle.write(json.dumps(record) + "\n")
+
+
+def test_area_under_curve_is_the_trapezoid_mean_level():
+    # (4 * (0 + 0.5) / 2 + 4 * (0.5 + 0.5) / 2) / 8
+    assert credit_learning.area_under_curve([0, 4, 8], [0.0, 0.5, 0.5]) == pytest.approx(0.375)
+    assert credit_learning.area_under_curve([0, 2, 8], [1.0, 0.0, 0.0]) == pytest.approx(0.125)
+    assert credit_learning.area_under_curve([3], [0.7]) == 0.7
+
+
+def test_a_run_is_finished_when_its_last_step_is_evaluated(tmp_path):
+    write_run(tmp_path / "done", {0: (0, 0), 2: (1, 1)}, 2, credit_s=0, update_s=1)
+    write_run(tmp_path / "cut", {0: (0, 0)}, 1, credit_s=0, update_s=1)
+    write_run(tmp_path / "unevaluated", {0: (0, 0)}, 2, credit_s=0, update_s=1)
+    assert credit_learning.is_finished(tmp_path / "done", 2)
+    assert not credit_learning.is_finished(tmp_path / "cut", 2)
+    assert not credit_learning.is_finished(tmp_path / "unevaluated", 2)
+    assert not credit_learning.is_finished(tmp_path / "missing", 2)
+
+
+def test_summary_and_table_hand_computed(tmp_path):
+    write_run(tmp_path / "grpo_0", {0: (0.0, 0.2), 2: (0.5, 0.6)}, 2, credit_s=0.1, update_s=1.0)
+    write_run(tmp_path / "grpo_1", {0: (0.0, 0.2), 2: (0.25, 0.4)}, 2, credit_s=0.1, update_s=1.0)
+    write_run(tmp_path / "taspo_0", {0: (0.0, 0.2), 2: (1.0, 1.0)}, 2, credit_s=0.3, update_s=1.1)
+    write_run(tmp_path / "taspo_1", {0: (0.0, 0.2)}, 1, credit_s=0.3, update_s=1.1)  # unfinished: left out
+    grpo = credit_learning.summarize(tmp_path, "grpo", [0, 1], 2)
+    taspo = credit_learning.summarize(tmp_path, "taspo", [0, 1], 2)
+    assert grpo is not None and taspo is not None
+    assert taspo.seeds == [0] and grpo.steps == [0, 2]
+    assert grpo.success == {0: [0.0, 0.5], 1: [0.0, 0.25]}
+    assert grpo.train_success == [pytest.approx(0.375)] * 2  # mean of 0.25 and 0.5
+    assert taspo.activity == {"taspo/pi_coverage": 0.5}
+    assert credit_learning.summarize(tmp_path, "orsd", [0], 2) is None
+    lines = credit_learning.results_table([grpo, taspo])
+    # Final success 0.375 ± 0.125; AUC per seed (0 + 0.5) / 2 and (0 + 0.25) / 2.
+    assert "| GRPO | 2 | 0.000 | 0.375 ± 0.125 | 0.188 ± 0.062 | 0.200 | 0.500 ± 0.100 |" in lines[2]
+    # Credit + update: GRPO 1.1 s, TASPO 1.4 s -> 1.27x.
+    assert "| TASPO | 10.0 | 0.30 | 1.1 | 1.4 | 1.27× |" in lines
+
+
+def test_launch_skips_finished_runs_and_aggregate_reports_them(tmp_path, capsys):
+    _, _, steps, _ = credit_learning.preset_config("smoke", "SearchQA-v0", None)
+    for name in ("grpo_0", "taspo_0"):
+        write_run(tmp_path / name, {0: (0.0, 0.1), steps: (0.5, 0.5)}, steps, credit_s=0.1, update_s=1.0)
+    args = argparse.Namespace(
+        preset="smoke", env="SearchQA-v0", steps=None, seeds=[0], algorithms=["grpo", "taspo"], model=None,
+        parallel=1, threads=1, max_minutes=0, examples=1, output=str(tmp_path), success_score=None,
+    )  # fmt: skip
+    credit_learning.launch(args)  # starts nothing: both are finished
+    assert "finished already: grpo_0, taspo_0" in capsys.readouterr().out
+    assert not (tmp_path / "grpo_0.log").exists()
+    credit_learning.aggregate(args)
+    assert (tmp_path / "learning_curves.png").stat().st_size > 0
+    assert "| TASPO | 1 |" in (tmp_path / "results.md").read_text()
+
+
+def test_multiturn_preset_uses_the_quick_start_recipe_and_needs_a_multi_turn_env():
+    from agents.quickstart import PRESETS
+
+    model, env, steps, config = credit_learning.preset_config("multiturn", "WebShop-v0", None)
+    assert (model, env, steps) == ("smollm2-135m", "WebShop-v0", PRESETS["webshop"].total_steps)
+    assert config.env_kwargs == PRESETS["webshop"].rl.env_kwargs and config.save_every == 1
+    assert credit_learning.preset_config("gpu", "ALFWorld-v0", None)[3].device == "cuda"
+    with pytest.raises(ValueError, match="--preset multiturn needs --env"):
+        credit_learning.preset_config("multiturn", "SearchQA-v0", None)
