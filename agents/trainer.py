@@ -154,11 +154,6 @@ class Trainer:
         if config.rollout_workers:
             if policy_factory is None:
                 raise ValueError("GRPOConfig.rollout_workers > 0 needs Trainer(policy_factory=...) to build the copies")
-            if self.credit_rule.reuses_prompt_caches:
-                raise ValueError(
-                    "GRPOConfig.rollout_workers > 0 cannot keep rollout prompt KV for the credit rule "
-                    "(reuse_prompt_cache): the prompts were prefilled in the workers"
-                )
             self.collector = RolloutWorkers(
                 policy_factory,
                 env_id,
@@ -252,7 +247,9 @@ class Trainer:
         replace = len(task_pool) < config.num_groups
         chosen = self.rng.choice(len(task_pool), size=config.num_groups, replace=replace)
         collect_seed = int(self.rng.integers(0, 2**31 - 1))
-        reuse = self.credit_rule.reuses_prompt_caches  # the rule rescores on top of the rollout's prompt KV
+        # The rule rescores on top of the rollout's prompt KV (not with rollout workers: their
+        # prefills ran in other processes, so the PI pass computes everything).
+        reuse = self.credit_rule.reuses_prompt_caches and not isinstance(self.collector, RolloutWorkers)
         with contextlib.ExitStack() as keeping:
             if reuse:
                 keeping.enter_context(self.policy.keeping_prompt_caches())

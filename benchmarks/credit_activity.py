@@ -60,9 +60,12 @@ def main() -> None:
         invalid_action_penalty=config.invalid_action_penalty,
         env_kwargs=env_kwargs_from(config),
     )
+    # Rules on the fast path score on top of the rollout's prompt KV: keep it while collecting.
+    reuse = any(RULES[name][0] in PI_RULES and RULES[name][1].get("reuse_prompt_cache", True) for name in args.rules)
     start = time.perf_counter()
     try:
-        batch, stats = collector.collect(seed=args.seed)
+        with policy.keeping_prompt_caches(reuse):
+            batch, stats = collector.collect(seed=args.seed)
     finally:
         collector.close()
     print(

@@ -29,8 +29,8 @@ after that long (running ones finish).
 Rules (``--algorithms``; default: the original three for SearchQA, every paper rule for the
 multi-turn envs): ``grpo``, ``rloo`` (the paper's estimator: ``scale_rewards="none"``), ``gigpo``
 (verl-agent's defaults), ``orsd``, ``taspo``, ``taspo_token`` (TASPO's token-level ablation:
-``support_level="token"``), ``orsd_reuse`` / ``taspo_reuse`` (the PI at the prompt's end, scored on
-top of the rollout's prompt KV: the fast path), and ``orsd_env`` / ``taspo_env`` (the env-PI
+``support_level="token"``), ``orsd_full`` / ``taspo_full`` (the former defaults: the PI after the task
+line and a PI pass over the whole prompt, instead of the fast path on the rollout's prompt KV), and ``orsd_env`` / ``taspo_env`` (the env-PI
 extension, ``env_pi="add"``).
 
 Usage:
@@ -61,8 +61,8 @@ RULES: dict[str, tuple[str, dict[str, object], dict[str, object]]] = {
     "orsd": ("orsd", {}, {}),
     "taspo": ("taspo", {}, {}),
     "taspo_token": ("taspo", {"support_level": "token"}, {}),
-    "orsd_reuse": ("orsd", {"placement": "prompt_end", "reuse_prompt_cache": True}, {}),
-    "taspo_reuse": ("taspo", {"placement": "prompt_end", "reuse_prompt_cache": True}, {}),
+    "orsd_full": ("orsd", {"placement": "after_task", "reuse_prompt_cache": False}, {}),
+    "taspo_full": ("taspo", {"placement": "after_task", "reuse_prompt_cache": False}, {}),
     "orsd_env": ("orsd", {"env_pi": "add"}, {}),
     "taspo_env": ("taspo", {"env_pi": "add"}, {}),
 }
@@ -81,8 +81,8 @@ ACTIVITY_KEYS = {
     "orsd": _ORSD_ACTIVITY,
     "taspo": _TASPO_ACTIVITY,
     "taspo_token": _TASPO_ACTIVITY,
-    "orsd_reuse": _ORSD_ACTIVITY,
-    "taspo_reuse": _TASPO_ACTIVITY,
+    "orsd_full": _ORSD_ACTIVITY,
+    "taspo_full": _TASPO_ACTIVITY,
     "orsd_env": (*_ORSD_ACTIVITY, "orsd/shaping_abs_mean", "orsd/env_pi_rows"),
     "taspo_env": (*_TASPO_ACTIVITY, "taspo/env_pi_rows"),
     "gigpo": (
@@ -402,7 +402,8 @@ def results_table(summaries: list[RuleSummary]) -> list[str]:
             f"| {statistics.mean(v[0] for v in score):.3f} | {mean_std([v[-1] for v in score])} "
             f"| {mean_std([area_under_curve(s.steps, v) for v in score])} | {mean_std(s.train_success)} |"
         )
-    lines += ["", "Credit activity (mean over training steps and seeds):", ""]
+    if any(s.activity for s in summaries):
+        lines += ["", "Credit activity (mean over training steps and seeds):", ""]
     lines += [
         f"- {s.name.upper()}: " + ", ".join(f"{k.split('/')[1]} {v:.3f}" for k, v in s.activity.items())
         for s in summaries

@@ -90,7 +90,9 @@ def test_lm_paths_end_to_end(tmp_path, tiny_model_path):
     ("agent_class", "options"), [(TASPOAgent, {"pi_source": "unaligned"}), (ORSDAgent, {"coef": 0.5})]
 )
 def test_reusing_the_rollout_prompt_kv_leaves_training_unchanged(tmp_path, tiny_model_path, agent_class, options):
-    _, plain, _ = train(agent_class, tmp_path / "plain", tiny_model_path, placement="prompt_end", **options)
+    _, plain, _ = train(
+        agent_class, tmp_path / "plain", tiny_model_path, placement="prompt_end", reuse_prompt_cache=False, **options
+    )
     agent, reused, _ = train(
         agent_class, tmp_path / "reused", tiny_model_path, placement="prompt_end", reuse_prompt_cache=True, **options
     )

@@ -49,6 +49,7 @@ class CharScorer:
         contexts: Sequence[str | None] | None = None,
         *,
         response_mask: torch.Tensor | None = None,
+        reuse_from: Sequence[str] | None = None,  # kept KV changes the cost, never the scores
     ) -> torch.Tensor:
         self.calls += 1
         self.rows_scored += len(prompts)

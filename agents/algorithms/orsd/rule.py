@@ -178,6 +178,10 @@ class ORSDCredit(GRPOCredit):
         self.opts = options_from_dict(ORSDOptions, self.options, "orsd")
         self._local_verifier_policy: TransformersPolicy | None = None
 
+    @property
+    def reuses_prompt_caches(self) -> bool:
+        return self.opts.reuse_prompt_cache
+
     def propose(self, group: TrajectoryGroup, context: CreditContext) -> ProposalResult:
         """The group's candidate bundles (empty for a group with a uniform outcome); ``group`` is
         labelled already (``opts.labelled``: its ``success`` flags are the rule's)."""

@@ -118,6 +118,10 @@ class TASPOCredit(GRPOCredit):
         super().__init__(config)
         self.opts = options_from_dict(TASPOOptions, self.options, "taspo")
 
+    @property
+    def reuses_prompt_caches(self) -> bool:
+        return self.opts.reuse_prompt_cache
+
     def analyze(self, sources: list[Trajectory], context: CreditContext) -> Analysis:
         """Guidance items from the given successful trajectories."""
         opts = self.opts

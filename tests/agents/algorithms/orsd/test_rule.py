@@ -83,7 +83,7 @@ class FakePolicy:
         self.prompts += list(prompts)
         return [type("G", (), {"text": self.outputs[i % len(self.outputs)]})() for i in range(len(prompts))]
 
-    def score(self, prompts, responses, contexts=None, *, response_mask=None, reference=False):
+    def score(self, prompts, responses, contexts=None, *, response_mask=None, reference=False, reuse_from=None):
         self.references += reference
         return self.scorer(prompts, responses, contexts, response_mask=response_mask)
 
