@@ -441,7 +441,7 @@ def example_lines(output: Path, summaries: list[RuleSummary], per_rule: int) -> 
             text = {k: v for k, v in record.items() if isinstance(v, str) and ("\n" in v or len(v) > 100)}
             fields = ", ".join(f"{k} {v}" for k, v in record.items() if k not in text)
             lines += [f"- {fields}"] + [
-                f"\n  ```text\n  {v.replace(chr(10), chr(10) + '  ')}\n  ```" for v in text.values()
+                f"\n  {k}:\n  ```text\n  {v.replace(chr(10), chr(10) + '  ')}\n  ```" for k, v in text.items()
             ]
         lines.append("")
     return lines

@@ -9,8 +9,10 @@ observation, the worst case for the ratio, since the PI's length is then most of
 Reported: median seconds of credit + update per rule and the ratio to GRPO (goals: TASPO
 ≤ 1.3×, ORSD ≤ 1.6×). ORSD runs its programmatic proposer/verifier, TASPO its rule-based
 analyzer with aligned PI, so the extra cost is mostly the one PI scoring pass. The
-``+reuse`` rows put the PI at the prompt's end and reuse the rollout's prompt KV
-(``reuse_prompt_cache``), so that pass computes only the PI, the turn's end and the response.
+default rows put the PI at the prompt's end and reuse the rollout's prompt KV
+(``placement="prompt_end"``, ``reuse_prompt_cache=True``), so that pass computes only the PI, the
+turn's end and the response; the ``+full`` rows are the former defaults (the PI after the task line,
+the whole prompt recomputed).
 
 Usage:
     python benchmarks/credit_overhead.py --model tiny-random-qwen3 --groups 8 --repeats 3
@@ -146,15 +148,15 @@ def main() -> None:
     )
     initial = copy.deepcopy(policy.trainable_state_dict())
     common = {"micro_batch_size": args.micro_batch_size, "progress": False, "tensorboard": False}
-    reuse = {"placement": "prompt_end", "reuse_prompt_cache": True}
+    full = {"placement": "after_task", "reuse_prompt_cache": False}  # the former defaults
     configs = {
         "grpo": GRPOConfig(credit="grpo", **common),
         "rloo": GRPOConfig(credit="rloo", scale_rewards="none", **common),
         "gigpo": GRPOConfig(credit="gigpo", **common),
+        "orsd+full": GRPOConfig(credit="orsd", credit_options=full, **common),
+        "taspo+full": GRPOConfig(credit="taspo", credit_options=full, **common),
         "orsd": GRPOConfig(credit="orsd", **common),
         "taspo": GRPOConfig(credit="taspo", **common),
-        "orsd+reuse": GRPOConfig(credit="orsd", credit_options=reuse, **common),
-        "taspo+reuse": GRPOConfig(credit="taspo", credit_options=reuse, **common),
     }
     trainer = Trainer(policy, register_letter_hunt(), configs["grpo"])
     policy.cache_prompts(batch.prompts)  # what the rollout's prefill would have kept (weights as at rollout)
