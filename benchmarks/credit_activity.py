@@ -19,7 +19,7 @@ import dataclasses
 import time
 
 import torch
-from credit_learning import ACTIVITY_KEYS, PI_RULES, RULES
+from credit_learning import ACTIVITY_KEYS, PI_RULES, RULES, rule_settings
 
 
 def main() -> None:
@@ -74,9 +74,7 @@ def main() -> None:
         f"mean length {stats.mean_episode_length:.1f}"
     )
     for name in args.rules:
-        credit, options, fields = RULES[name]
-        if args.success_score is not None and credit in PI_RULES:
-            options = {**options, "success_score": args.success_score}
+        credit, options, fields = rule_settings(name, args.success_score)
         rule_config = dataclasses.replace(config, credit=credit, credit_options=options, **fields)
         started = time.perf_counter()
         result = make_credit_rule(credit, rule_config).compute(batch, CreditContext(rule_config, policy=policy))

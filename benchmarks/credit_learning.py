@@ -94,6 +94,24 @@ ACTIVITY_KEYS = {
 }
 """Per-step statistics showing how often each rule's extra credit was in play."""
 TIME_KEYS = ("time/collect_s", "time/credit_s", "time/update_s")
+GPU_FIELDS: dict[str, Any] = {
+    "num_groups": 8,
+    "group_size": 8,
+    "eval_every": 5,
+    "eval_episodes": 64,
+    "device": "cuda",
+    "micro_batch_size": 32,
+    "progress": False,
+}
+"""What ``--preset gpu`` changes in a recipe's RL config (SearchQA's and the multi-turn ones)."""
+
+
+def rule_settings(name: str, success_score: float | None) -> tuple[str, dict[str, object], dict[str, object]]:
+    """``RULES[name]``, with ``success_score`` added to the options of ORSD / TASPO rules when given."""
+    credit, options, fields = RULES[name]
+    if success_score is not None and credit in PI_RULES:
+        options = {**options, "success_score": success_score}
+    return credit, options, fields
 
 
 def preset_config(preset: str, env: str, steps: int | None):
@@ -105,17 +123,7 @@ def preset_config(preset: str, env: str, steps: int | None):
         if preset == "multiturn":
             config = dataclasses.replace(recipe.rl, eval_every=4, save_every=1, progress=False)
             return recipe.model, env, steps or recipe.total_steps, config
-        config = dataclasses.replace(
-            recipe.rl,
-            num_groups=8,
-            group_size=8,
-            eval_every=5,
-            eval_episodes=64,
-            save_every=5,
-            device="cuda",
-            micro_batch_size=32,
-            progress=False,
-        )
+        config = dataclasses.replace(recipe.rl, **GPU_FIELDS, save_every=5)
         return recipe.model, env, steps or 40, config
     if preset == "multiturn":
         raise ValueError(f"--preset multiturn needs --env in {sorted(MULTITURN_RECIPES)}, got {env!r}")
@@ -127,17 +135,7 @@ def preset_config(preset: str, env: str, steps: int | None):
         config = dataclasses.replace(base, eval_every=4, eval_episodes=32, save_every=0, progress=False)
         return searchqa.model, env, steps or 12, config
     if preset == "gpu":
-        config = dataclasses.replace(
-            base,
-            num_groups=8,
-            group_size=8,
-            eval_every=5,
-            eval_episodes=64,
-            save_every=0,
-            device="cuda",
-            micro_batch_size=32,
-            progress=False,
-        )
+        config = dataclasses.replace(base, **GPU_FIELDS, save_every=0)
         return searchqa.model, env, steps or 60, config
     if preset == "smoke":  # seconds: checks the script end to end with the tiny random model
         config = dataclasses.replace(
@@ -212,7 +210,11 @@ def read_records(path: Path) -> list[dict[str, Any]]:
 
 def is_finished(run_dir: Path, steps: int) -> bool:
     """Whether a run logged its last step with its evaluation."""
-    records = read_records(run_dir / "metrics.jsonl")
+    return records_finished(read_records(run_dir / "metrics.jsonl"), steps)
+
+
+def records_finished(records: list[dict[str, Any]], steps: int) -> bool:
+    """Whether a run's records end with its last step, evaluated."""
     return bool(records) and records[-1]["step"] >= steps and "eval/success_rate" in records[-1]
 
 
@@ -225,9 +227,7 @@ def run_one(algorithm: str, seed: int, args: argparse.Namespace) -> None:
     if args.threads:
         torch.set_num_threads(args.threads)
     model, env, steps, config = preset_config(args.preset, args.env, args.steps)
-    credit, options, fields = RULES[algorithm]
-    if args.success_score is not None and credit in PI_RULES:
-        options = {**options, "success_score": args.success_score}
+    credit, options, fields = rule_settings(algorithm, args.success_score)
     config = dataclasses.replace(
         config,
         seed=seed,
@@ -332,7 +332,7 @@ def mean_std(values: list[float]) -> str:
 def summarize(output: Path, algorithm: str, seeds: list[int], total_steps: int) -> RuleSummary | None:
     """The finished runs of ``algorithm`` (None if none finished)."""
     runs = {seed: read_records(output / f"{algorithm}_{seed}" / "metrics.jsonl") for seed in seeds}
-    runs = {seed: records for seed, records in runs.items() if is_finished(output / f"{algorithm}_{seed}", total_steps)}
+    runs = {seed: records for seed, records in runs.items() if records_finished(records, total_steps)}
     if not runs:
         return None
     evaluated = [{r["step"]: r for r in records if "eval/success_rate" in r} for records in runs.values()]

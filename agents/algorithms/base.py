@@ -128,9 +128,10 @@ class CreditRule(abc.ABC):
 
     @property
     def reuses_prompt_caches(self) -> bool:
-        """Whether :meth:`compute` reuses the rollout's prompt KV (option ``reuse_prompt_cache``);
-        the trainer then has the policy keep it during training collection."""
-        return bool(self.options.get("reuse_prompt_cache", False))
+        """Whether :meth:`compute` reuses the rollout's prompt KV; the trainer then has the policy
+        keep it during training collection. False here; ORSD and TASPO return their
+        ``reuse_prompt_cache`` option."""
+        return False
 
     @property
     def options(self) -> dict[str, Any]:

@@ -19,6 +19,7 @@ Example:
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Sequence
 
 import torch
@@ -254,3 +255,12 @@ def register_letter_hunt() -> str:
 
     register_env("LetterHunt-v0", "tests.support.privileged:LetterHuntEnv")
     return "LetterHunt-v0"
+
+
+def partial_scores(group: TrajectoryGroup) -> TrajectoryGroup:
+    """``group`` where nobody won outright: the winners scored 0.8, the others 0.2 (WebShop-like)."""
+    return TrajectoryGroup(
+        group.task_id,
+        group.group_id,
+        [dataclasses.replace(t, success=False, score=0.8 if t.success else 0.2) for t in group.trajectories],
+    )

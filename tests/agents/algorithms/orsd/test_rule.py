@@ -1,5 +1,3 @@
-import dataclasses
-
 import pytest
 import torch
 
@@ -9,7 +7,14 @@ from agents.algorithms.base import CreditContext
 from agents.algorithms.grpo import GRPOCredit
 from agents.algorithms.orsd import ORSDCredit, ORSDOptions
 from agents.config import GRPOConfig
-from tests.support.privileged import CharScorer, RecordingScorer, batch_from_groups, toy_group, with_expert_plans
+from tests.support.privileged import (
+    CharScorer,
+    RecordingScorer,
+    batch_from_groups,
+    partial_scores,
+    toy_group,
+    with_expert_plans,
+)
 
 
 def pen_rule(prompt, token, position):
@@ -180,15 +185,6 @@ def test_env_pi_add_puts_the_rubric_first_and_keeps_plain_orsd_by_default():
     scorer.prompts.clear()
     plain = ORSDCredit(config()).compute(batch, CreditContext(config(), policy=scorer))
     assert not any("Privileged information" in p for p in scorer.prompts) and plain.stats["orsd/env_pi_rows"] == 0.0
-
-
-def partial_scores(group):
-    """``group`` where nobody won outright: the winners scored 0.8, the others 0.2 (WebShop-like)."""
-    return TrajectoryGroup(
-        group.task_id,
-        group.group_id,
-        [dataclasses.replace(t, success=False, score=0.8 if t.success else 0.2) for t in group.trajectories],
-    )
 
 
 def test_success_score_lets_orsd_act_on_partial_scores():

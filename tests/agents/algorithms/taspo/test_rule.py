@@ -1,5 +1,3 @@
-import dataclasses
-
 import pytest
 import torch
 
@@ -15,6 +13,7 @@ from tests.support.privileged import (
     RecordingScorer,
     batch_from_groups,
     make_trajectory,
+    partial_scores,
     toy_group,
     with_expert_plans,
 )
@@ -214,15 +213,6 @@ def test_env_pi_add_appends_env_pi_to_aligned_guidance():
     both = [p for p in scorer.prompts if "Guidance from successful" in p and "Privileged information" in p]
     assert both and all(p.index("Guidance") < p.index("Privileged information") for p in both)
     assert result.stats["taspo/pi_coverage"] == 1.0
-
-
-def partial_scores(group):
-    """``group`` where nobody won outright: the winners scored 0.8, the others 0.2 (WebShop-like)."""
-    return TrajectoryGroup(
-        group.task_id,
-        group.group_id,
-        [dataclasses.replace(t, success=False, score=0.8 if t.success else 0.2) for t in group.trajectories],
-    )
 
 
 def test_success_score_lets_taspo_act_on_partial_scores():
