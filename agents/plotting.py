@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import io
 import os
+import threading
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -37,6 +38,9 @@ PANELS = (
 )
 COLOURS = ("#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#17becf", "#8c564b", "#e377c2")
 CREDIT_STYLES = ("-", "--", ":", "-.")
+# rcParams are process-wide: renders hold this lock so that a concurrent one (the viewer serves
+# requests on threads) cannot restore ``svg.fonttype`` under another's savefig.
+_RENDER_LOCK = threading.Lock()
 
 
 def read_metrics(path: str | os.PathLike[str]) -> list[dict[str, Any]]:
@@ -102,13 +106,15 @@ def _credit_panel(axis: Any, run: RunCurves, colour: str, smoothing: float, seve
 
 
 def learning_curve_figure(runs: Sequence[RunCurves], *, title: str | None = None, smoothing: float = 0.6) -> Any:
-    """The six-panel figure of ``runs`` (overlaid, one colour each); the caller closes it."""
-    import matplotlib
+    """The six-panel figure of ``runs`` (overlaid, one colour each), a plain :class:`~matplotlib.figure.Figure`.
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    It is made without pyplot, so no global figure registry holds it and threads can draw at once.
+    """
+    import matplotlib.lines
+    from matplotlib.figure import Figure
 
-    figure, axes = plt.subplots(2, 3, figsize=(12, 6.4), dpi=110, sharex=True)
+    figure = Figure(figsize=(12, 6.4), dpi=110)
+    axes = figure.subplots(2, 3, sharex=True)
     several = len(runs) > 1
     for number, run in enumerate(runs):
         colour = COLOURS[number % len(COLOURS)]
@@ -144,15 +150,10 @@ def render_runs(
 ) -> bytes:
     """The runs' learning curves as an image (``image_format``: ``png`` or ``svg``, text kept as text)."""
     import matplotlib
-    import matplotlib.pyplot as plt
 
-    with matplotlib.rc_context({"svg.fonttype": "none", "svg.hashsalt": "agents"}):
-        figure = learning_curve_figure(runs, title=title, smoothing=smoothing)
-        buffer = io.BytesIO()
-        try:
-            figure.savefig(buffer, format=image_format)
-        finally:
-            plt.close(figure)
+    buffer = io.BytesIO()
+    with _RENDER_LOCK, matplotlib.rc_context({"svg.fonttype": "none", "svg.hashsalt": "agents"}):
+        learning_curve_figure(runs, title=title, smoothing=smoothing).savefig(buffer, format=image_format)
     return buffer.getvalue()
 
 

@@ -1,5 +1,6 @@
 import json
 import xml.etree.ElementTree as ElementTree
+from concurrent.futures import ThreadPoolExecutor
 
 from agents.curves import load_run
 from agents.plotting import plot_learning_curve, plot_runs, render_runs
@@ -59,3 +60,13 @@ def test_plot_learning_curve_writes_a_png_and_plot_runs_an_svg(tmp_path):
     svg = plot_runs([tmp_path / "a"], tmp_path / "curve.svg")
     assert b"<svg" in svg.read_bytes()[:400]
     json.loads((tmp_path / "a" / "config.json").read_text())  # untouched
+
+
+def test_svgs_drawn_on_several_threads_at_once_all_keep_their_text(tmp_path):
+    # The viewer draws on request threads; rcParams (svg.fonttype) are process-wide.
+    write_run(tmp_path / "a", RECORDS, {2: [(True, 1.0), (False, 0.5)]})
+    write_run(tmp_path / "b", RECORDS)
+    runs = [load_run(tmp_path / "a"), load_run(tmp_path / "b")]
+    with ThreadPoolExecutor(max_workers=4) as pool:
+        svgs = list(pool.map(lambda _: render_runs(runs, image_format="svg"), range(12)))
+    assert all(">a<" in svg.decode() and "held-out success (95% CI)" in svg.decode() for svg in svgs)
