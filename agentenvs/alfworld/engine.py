@@ -27,7 +27,7 @@ import multiprocessing
 import sys
 import threading
 from collections import Counter, OrderedDict, defaultdict
-from concurrent.futures import Future, ProcessPoolExecutor
+from concurrent.futures import Future
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -185,8 +185,8 @@ class Translation:
     sas: str
 
 
-def _translate_game_file(game_file: str) -> tuple[tuple[str, str, bool], Translation]:
-    """Runs in the prefetch process: the cache key and translation of a game file."""
+def translate_game_file(game_file: str) -> tuple[tuple[str, str, bool], Translation]:
+    """The cache key and translation of a game file (what the prefetch process runs)."""
     with open(game_file) as f:
         data = json.load(f)
     domain, problem = data["pddl_domain"], data["pddl_problem"]
@@ -369,7 +369,7 @@ class AlfredEngine:
         self._translations = _TranslationCache(translation_cache_size)
         self._pddl = _CachedPddlEnv(self.request_infos, self._translations)
         self._env = Filter(AlfredInfos(AlfredDemangler(self._pddl, shuffle=False)))
-        self._pool: ProcessPoolExecutor | None | bool = None  # False: prefetch failed, off
+        self._prefetch_off = False  # set when a prefetch could not be queued
         self._pending_file: str | None = None
         self.game_file: str | None = None
 
@@ -413,32 +413,31 @@ class AlfredEngine:
 
     @staticmethod
     def can_prefetch() -> bool:
-        """Whether this process can fork a prefetch helper: POSIX ``fork`` (no re-import
-        of the user's ``__main__``, unlike spawn) and not a daemonic process (such as
-        gymnasium's ``AsyncVectorEnv`` workers, which may not have children)."""
-        return "fork" in multiprocessing.get_all_start_methods() and not multiprocessing.current_process().daemon
+        """Whether this process prefetches: not in a daemonic process (gymnasium's
+        ``AsyncVectorEnv`` workers), where every env already has a process of its own and a
+        helper each would double their number."""
+        return not multiprocessing.current_process().daemon
 
     def prepare(self, game_file: str | Path) -> None:
-        """Starts translating ``game_file`` in a helper process, for the next :meth:`start`.
+        """Queues ``game_file``'s translation in this process's helper (:mod:`agentenvs.alfworld.translator`).
 
         A process, not a thread: the translator holds the GIL and swaps ``sys.stdout``
         and ``sys.argv`` while it runs, which a thread would inflict on the caller. Any
-        failure only turns prefetching off.
+        failure only turns prefetching off, or costs the translation it meant to save.
         """
-        if self._pool is False or not self.can_prefetch():
+        if self._prefetch_off or not self.can_prefetch():
             return
+        from agentenvs.alfworld.translator import shared_translator
+
         try:
-            if not isinstance(self._pool, ProcessPoolExecutor):
-                self._pool = ProcessPoolExecutor(max_workers=1, mp_context=multiprocessing.get_context("fork"))
-            self._translations.pending = self._pool.submit(_translate_game_file, str(game_file))
+            self._translations.pending = shared_translator().submit(str(game_file))
             self._pending_file = str(game_file)
-        except Exception:
-            self.close()
-            self._pool = False
+        except Exception:  # the helper's thread is shut down (interpreter exit)
+            self._translations.pending = None
+            self._prefetch_off = True
 
     def close(self) -> None:
-        """Stops the prefetch process, if any."""
-        if isinstance(self._pool, ProcessPoolExecutor):
-            self._pool.shutdown(wait=False, cancel_futures=True)
-            self._pool = None
+        """Drops this engine's pending prefetch (the process's helper serves the others)."""
+        if self._translations.pending is not None:
+            self._translations.pending.cancel()
         self._translations.pending = None

@@ -183,20 +183,9 @@ class PlannerProcess:
         if self._process is not None and self._process.poll() is None:
             return self._process
         self.close()
-        env = dict(os.environ)
-        # The child must import this package even where it is not installed (a source tree).
-        package_root = str(Path(__file__).resolve().parents[2])
-        env["PYTHONPATH"] = os.pathsep.join(p for p in (package_root, env.get("PYTHONPATH", "")) if p)
-        process = subprocess.Popen(
-            [*self._command, str(os.getpid())],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.DEVNULL,  # TextWorld's warnings; errors come back in the answers
-            env=env,
-            close_fds=True,
-        )
+        process = start_child(self._command)
         self._process = process
-        self._finalizer = weakref.finalize(self, _kill, process)
+        self._finalizer = weakref.finalize(self, kill_child, process)
         ready = self._read_line(time.monotonic() + STARTUP_TIMEOUT_S)
         if not isinstance(ready, str) or not json.loads(ready).get("ready"):
             self.close()
@@ -225,7 +214,27 @@ class PlannerProcess:
 _TIMEOUT = object()
 
 
-def _kill(process: subprocess.Popen[bytes]) -> None:
+def start_child(command: Sequence[str]) -> subprocess.Popen[bytes]:
+    """Starts ``command`` with this process's pid appended, piped stdin/stdout, stderr dropped.
+
+    The child imports this package even where it is not installed (a source tree), and
+    inherits no other file descriptors, so it sees end of file once this process is gone.
+    """
+    env = dict(os.environ)
+    package_root = str(Path(__file__).resolve().parents[2])
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (package_root, env.get("PYTHONPATH", "")) if p)
+    return subprocess.Popen(
+        [*command, str(os.getpid())],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,  # TextWorld's warnings; errors come back in the answers
+        env=env,
+        close_fds=True,
+    )
+
+
+def kill_child(process: subprocess.Popen[bytes]) -> None:
+    """Kills ``process`` (if still running), reaps it and closes its pipes."""
     if process.poll() is None:
         process.kill()
     process.wait()
@@ -309,8 +318,11 @@ def _reset_peak_rss() -> None:
         pass
 
 
-def _exit_with_parent(parent: int) -> None:
-    # ctypes releases the GIL during the planner's search, so this thread runs even then.
+def exit_with_parent(parent: int) -> None:
+    """A child's watcher thread: exits the child once ``parent`` is gone (it is then re-parented).
+
+    ctypes releases the GIL during the planner's search, so this thread runs even then.
+    """
     while True:
         time.sleep(1.0)
         if os.getppid() != parent:
@@ -324,7 +336,7 @@ def _send(out: IO[str], message: dict[str, Any]) -> None:
 
 def serve(parent: int) -> None:
     """The child's loop: one verification per request line on stdin, one answer line back."""
-    threading.Thread(target=_exit_with_parent, args=(parent,), daemon=True).start()
+    threading.Thread(target=exit_with_parent, args=(parent,), daemon=True).start()
     # Answers go to a private copy of stdout; what the translator or TextWorld print goes to stderr.
     out = os.fdopen(os.dup(sys.stdout.fileno()), "w")
     os.dup2(sys.stderr.fileno(), sys.stdout.fileno())
