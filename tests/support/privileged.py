@@ -67,15 +67,31 @@ class CharScorer:
 
 
 class RecordingScorer(CharScorer):
-    """A :class:`CharScorer` that also keeps every prompt it scored (in order), contexts not applied."""
+    """A :class:`CharScorer` that also keeps every prompt it scored (in order), contexts not applied,
+    and with ``rows`` each scored (prompt, response ids)."""
 
     def __init__(self, rule: Callable[[str, int, int], float]) -> None:
         super().__init__(rule)
         self.prompts: list[str] = []
+        self.rows: list[tuple[str, tuple[int, ...]]] = []
 
-    def __call__(self, prompts: Sequence[str], *args, **kwargs) -> torch.Tensor:
+    def __call__(
+        self, prompts: Sequence[str], responses: torch.Tensor, *args, response_mask=None, **kwargs
+    ) -> torch.Tensor:
         self.prompts += list(prompts)
-        return super().__call__(prompts, *args, **kwargs)
+        mask = torch.ones_like(responses) if response_mask is None else response_mask
+        self.rows += [(p, tuple(r[m.bool()].tolist())) for p, r, m in zip(prompts, responses, mask, strict=True)]
+        return super().__call__(prompts, responses, *args, response_mask=response_mask, **kwargs)
+
+    def clear(self) -> None:
+        """Forgets what was scored so far."""
+        self.prompts.clear()
+        self.rows.clear()
+
+    def scored_for(self, batch: RolloutBatch, row: int) -> list[str]:
+        """The scored prompts that extend ``batch``'s prompt of ``row`` (PI at the end) with its response."""
+        response = tuple(batch.response_ids[row][batch.response_mask[row].bool()].tolist())
+        return [p for p, r in self.rows if r == response and p.startswith(batch.prompts[row])]
 
     score = __call__
 

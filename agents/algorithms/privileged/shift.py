@@ -7,7 +7,9 @@ once with privileged text (PI) in the prompt and once without; the per-token gap
 
 says which tokens the privileged text makes more (Δ_t > 0) or less (Δ_t < 0) likely.
 Nothing is re-generated: only the policy's teacher-forced ``score`` path runs, without
-gradient, batched over every turn that has PI. Turns without PI get Δ = 0 and cost nothing.
+gradient, batched over every turn that has PI. Turns without PI get Δ = 0 and cost nothing,
+and rows that repeat another's prompt, PI and response (siblings' identical opening turns, a
+target scored against the same PI twice) are scored once and share its Δ.
 
 Example:
     >>> insert_privileged_text("Task: find the pen.\\nYou see a desk.", "Hint: look on the desk.",
@@ -119,21 +121,33 @@ def privileged_logprob_shift(
     active = [row for row in range(rows) if privileged[row]]
     if not active:
         return shift
-    index = torch.tensor(active, dtype=torch.long)
-    ids, mask = response_ids[index], response_mask[index]
-    with_pi = [
-        insert_privileged_text(
+    with_pi = {
+        row: insert_privileged_text(
             prompts[row], privileged[row] or "", task=tasks[row] if tasks is not None else "", placement=placement
         )
         for row in active
-    ]
-    originals = [prompts[row] for row in active]
+    }
+    # Identical (prompt, PI prompt, response) rows get identical log-probs: score each once.
+    positions: dict[tuple[str, str, tuple[int, ...]], int] = {}
+    distinct: list[int] = []  # the first row of each distinct key
+    inverse: list[int] = []  # per active row, its key's position in ``distinct``
+    for row in active:
+        key = (prompts[row], with_pi[row], tuple(response_ids[row][response_mask[row].bool()].tolist()))
+        if key not in positions:
+            positions[key] = len(distinct)
+            distinct.append(row)
+        inverse.append(positions[key])
+    expand = torch.tensor(inverse, dtype=torch.long)
+    index = torch.tensor(active, dtype=torch.long)
+    ids, mask = response_ids[distinct], response_mask[distinct]
+    originals = [prompts[row] for row in distinct]
     reuse = {"reuse_from": originals} if reuse_prompt_cache else {}
-    scored = score(with_pi, ids, None, response_mask=mask, **reuse).float().cpu()
+    scored = score([with_pi[row] for row in distinct], ids, None, response_mask=mask, **reuse).float().cpu()[expand]
     if base_logprobs is None:
-        base = score(originals, ids, None, response_mask=mask, **reuse).float().cpu()
+        base = score(originals, ids, None, response_mask=mask, **reuse).float().cpu()[expand]
     else:
         base = base_logprobs[index].float().cpu()
+    mask = response_mask[index]
     width = min(scored.shape[1], base.shape[1])
     gap = (scored[:, :width] - base[:, :width]) * mask[:, :width].float().cpu()
     shift[index, :width] = gap

@@ -52,8 +52,15 @@ def test_orsd_shaping_hand_checked_against_grpo():
     assert result.stats["orsd/selected_alignment"] == pytest.approx(1.0)
     assert 0 < result.stats["orsd/shaping_to_advantage"] < 1
     assert result.examples[0]["task_id"] == "toy" and "take pen 2 from desk 1" in result.examples[0]["rubric"]
-    # Only the mixed group's rows were re-scored, once, with the rubric (rollout log-probs reused).
-    assert scorer.rows_scored == batch.response_ids.shape[0] + int((batch.group_ids == 0).sum())
+    # Only the mixed group's rows were re-scored, once, with the rubric (rollout log-probs reused);
+    # its rows that repeat a sibling's prompt and response (one rubric for the group) once in all.
+    distinct = {
+        (batch.prompts[row], tuple(batch.response_ids[row][mask[row]].tolist()))
+        for row in range(len(batch.prompts))
+        if batch.group_ids[row] == 0
+    }
+    assert len(distinct) < int((batch.group_ids == 0).sum())  # the toy group has repeated turns
+    assert scorer.rows_scored == batch.response_ids.shape[0] + len(distinct)
 
 
 def test_orsd_without_rubric_is_grpo():
@@ -149,7 +156,7 @@ def test_env_pi_replace_shapes_every_group_and_reaches_only_the_scoring_pass():
     failed = with_expert_plans(TrajectoryGroup("toy2", 1, [t for t in toy_group(1, "toy2") if not t.success]))
     batch = batch_from_groups([mixed, failed], scorer)
     rollout_prompts = list(batch.prompts)
-    scorer.prompts.clear()
+    scorer.clear()
     rule = ORSDCredit(config(coef=0.5, clip=0.2, env_pi="replace"))
     result = rule.compute(batch, CreditContext(config(), policy=scorer))
     base = GRPOCredit(config()).compute(batch, CreditContext(config())).advantages
@@ -160,12 +167,13 @@ def test_env_pi_replace_shapes_every_group_and_reaches_only_the_scoring_pass():
     assert torch.allclose(result.advantages, expected, atol=1e-5)
     assert result.stats["orsd/env_pi_rows"] == 1.0 and result.stats["orsd/bundles_proposed"] == 0
     assert result.stats["orsd/groups_uniform_outcome"] == 0.5
-    # The PI pass scored each row once, with the plan that held before the row's action (its own first).
-    assert len(scorer.prompts) == len(batch)
-    for row, prompt in enumerate(scorer.prompts):
+    # The PI pass scored each distinct row once, with the plan that held before the row's action
+    # (its own first); rows repeating another's prompt, plan and response shared its score.
+    assert len(set(scorer.rows)) == len(scorer.rows) < len(batch)
+    for row in range(len(batch)):
         trajectory = batch.trajectories[int(batch.trajectory_index[row])]
         remaining = [turn.action for turn in trajectory.turns][int(batch.turn_index[row]) :]
-        assert f"Expert plan from here: {'; '.join(remaining)}" in prompt
+        assert any(f"Expert plan from here: {'; '.join(remaining)}" in p for p in scorer.scored_for(batch, row))
     assert batch.prompts == rollout_prompts and not any("Privileged information" in p for p in batch.prompts)
     assert result.examples and "env_privileged" in result.examples[0]
 
@@ -175,14 +183,21 @@ def test_env_pi_add_puts_the_rubric_first_and_keeps_plain_orsd_by_default():
     mixed = with_expert_plans(toy_group(group_id=0, task_id="toy"))
     failed = with_expert_plans(TrajectoryGroup("toy2", 1, [t for t in toy_group(1, "toy2") if not t.success]))
     batch = batch_from_groups([mixed, failed], scorer)
-    scorer.prompts.clear()
+    scorer.clear()
     result = ORSDCredit(config(env_pi="add")).compute(batch, CreditContext(config(), policy=scorer))
-    with_rubric = [p for p in scorer.prompts if "Process rubric" in p]
-    assert len(with_rubric) == int((batch.group_ids == 0).sum())  # the mixed group's rows
-    assert all(p.index("Process rubric") < p.index("Privileged information from the environment") for p in with_rubric)
-    assert len(scorer.prompts) == len(batch)  # the uniform group's rows: env PI alone
+    assert len(set(scorer.rows)) == len(scorer.rows)  # each distinct row once
+    for row in range(len(batch)):
+        prompts = scorer.scored_for(batch, row)  # (the groups share a task text, so their rows may match both)
+        if batch.group_ids[row] == 0:  # the mixed group's rows: the rubric, then the env PI
+            assert any("Process rubric" in p for p in prompts)
+        else:  # the uniform group's rows: env PI alone
+            assert any(
+                "Process rubric" not in p and "Privileged information from the environment" in p for p in prompts
+            )
+    env = "Privileged information from the environment"
+    assert all(p.index("Process rubric") < p.index(env) for p in scorer.prompts if "Process rubric" in p)
     assert result.stats["orsd/groups_with_rubric"] == 0.5
-    scorer.prompts.clear()
+    scorer.clear()
     plain = ORSDCredit(config()).compute(batch, CreditContext(config(), policy=scorer))
     assert not any("Privileged information" in p for p in scorer.prompts) and plain.stats["orsd/env_pi_rows"] == 0.0
 

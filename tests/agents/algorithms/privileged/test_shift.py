@@ -104,3 +104,20 @@ def test_after_task_lands_right_after_the_prompt_builders_task_line():
     lines = insert_privileged_text(prompt, "RUBRIC", task="Put a mug on the desk.").splitlines()
     assert lines[lines.index("Task: Put a mug on the desk.") + 1] == "RUBRIC"
     assert len(lines) == len(prompt.splitlines()) + 1
+
+
+def test_shift_scores_repeated_rows_once_and_gives_each_its_delta():
+    scorer = CharScorer(rule)
+    prompts = ["Task: t\nobs", "Task: t\nobs", "Task: t\nother", "Task: t\nobs"]
+    # Rows 0 and 3 repeat each other (padding past the mask does not count); row 1 differs in its
+    # response, row 2 in its prompt.
+    ids = torch.tensor([[7, 3, 0], [7, 7, 0], [7, 3, 0], [7, 3, 5]])
+    mask = torch.tensor([[1, 1, 0], [1, 1, 0], [1, 1, 0], [1, 1, 0]])
+    shift = privileged_logprob_shift(scorer, prompts, ids, mask, ["boost"] * 4, tasks=["t"] * 4)
+    assert scorer.rows_scored == 6  # three distinct rows, with and without PI
+    expected = torch.tensor([[0.5, -0.25, 0.0], [0.5, 0.5, 0.0], [0.5, -0.25, 0.0], [0.5, -0.25, 0.0]])
+    assert torch.allclose(shift, expected)
+    # A repeated response under a different PI is its own row.
+    scorer.rows_scored = 0
+    other = privileged_logprob_shift(scorer, prompts[:2], ids[[0, 0]], mask[:2], ["boost", "calm"], tasks=["t"] * 2)
+    assert scorer.rows_scored == 4 and torch.allclose(other, torch.tensor([[0.5, -0.25, 0.0], [0.0, 0.0, 0.0]]))
