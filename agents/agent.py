@@ -4,7 +4,7 @@
 :class:`TASPOAgent` are the same agent with the ORSD / TASPO credit rule set (rule knobs go
 in ``config.credit_options``). The trainer adds a rule's statistics (``orsd/*``, ``taspo/*``)
 to every metrics record and its readable examples (selected rubric bundles / turn PI) to
-``credit_examples.jsonl`` at evaluation steps.
+``credit_examples.jsonl`` at step 1, at evaluation steps and at the first step that has any.
 
 Example:
     >>> from agents import GRPOAgent, GRPOConfig                                         # doctest: +SKIP

@@ -318,12 +318,16 @@ class Trainer:
         write_step(self.output_dir, self.step, records)
 
     def _write_credit_examples(self, examples: list[dict[str, Any]]) -> None:
-        """Appends a rule's readable examples to ``credit_examples.jsonl`` at evaluation steps."""
+        """Appends a rule's readable examples to ``credit_examples.jsonl``: at step 1, at evaluation
+        steps, and at the first step that has any (a rule that rarely acts, such as ORSD where most
+        groups have a uniform outcome, still shows what it did)."""
+        path = self.output_dir / CREDIT_EXAMPLES_FILE
         every = self.config.eval_every
-        if not examples or not (self.step == 1 or (every and self.step % every == 0)):
+        first = not path.is_file() or path.stat().st_size == 0
+        if not examples or not (first or self.step == 1 or (every and self.step % every == 0)):
             return
         self.output_dir.mkdir(parents=True, exist_ok=True)
-        with open(self.output_dir / CREDIT_EXAMPLES_FILE, "a", encoding="utf-8") as handle:
+        with open(path, "a", encoding="utf-8") as handle:
             for example in examples:
                 handle.write(json.dumps({"step": self.step, **example}, ensure_ascii=False) + "\n")
 

@@ -349,3 +349,37 @@ def test_privileged_credit_in_conversation_mode_with_and_without_the_kept_kv(
     for key, value in plain.items():
         if key == "loss" or key.startswith((credit + "/", "train/")):
             assert reused[key] == pytest.approx(value, rel=1e-3, abs=1e-4), key
+
+
+def test_credit_examples_are_logged_at_the_first_step_that_has_any_then_at_evaluation_steps(tmp_path, tiny_model_path):
+    calls = []
+
+    @register_credit_rule("acts_from_step_2")
+    class ActsFromStep2(CreditRule):
+        def compute(self, batch, context):
+            calls.append(len(batch))
+            examples = [{"call": len(calls)}] if len(calls) >= 2 else []
+            return CreditResult(batch.response_mask.float(), examples=examples)
+
+    try:
+        config = GRPOConfig(
+            credit="acts_from_step_2",
+            num_groups=1,
+            group_size=2,
+            max_new_tokens=4,
+            env_kwargs={"max_turns": 1},
+            eval_every=4,
+            eval_episodes=1,
+            save_every=0,
+            output_dir=str(tmp_path),
+            progress=False,
+            tensorboard=False,
+        )
+        agent = GRPOAgent(model=str(tiny_model_path), env="SearchQA-v0", config=config)
+        agent.learn(4, plot=False)
+        agent.close()
+    finally:
+        del CREDIT_RULES["acts_from_step_2"]
+    logged = [json.loads(line) for line in (tmp_path / "credit_examples.jsonl").read_text().splitlines()]
+    # Step 1 had none; step 2 is the first with any; step 3 is neither first nor evaluated.
+    assert [(r["step"], r["call"]) for r in logged] == [(2, 2), (4, 4)]
