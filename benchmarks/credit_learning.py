@@ -310,6 +310,8 @@ class RuleSummary:
     success: dict[int, list[float]]
     """seed -> held-out success at each of ``steps``."""
     score: dict[int, list[float]]
+    invalid: dict[int, list[float]]
+    """seed -> held-out invalid-action rate at each of ``steps``."""
     train_success: list[float]
     """Per seed: mean training-batch success over the steps."""
     activity: dict[str, float]
@@ -350,6 +352,7 @@ def summarize(output: Path, algorithm: str, seeds: list[int], total_steps: int) 
         steps=steps,
         success={seed: [e[s]["eval/success_rate"] for s in steps] for seed, e in zip(runs, evaluated, strict=True)},
         score={seed: [e[s]["eval/mean_score"] for s in steps] for seed, e in zip(runs, evaluated, strict=True)},
+        invalid={seed: [e[s]["eval/invalid_rate"] for s in steps] for seed, e in zip(runs, evaluated, strict=True)},
         train_success=[statistics.mean(r["train/success_rate"] for r in records) for records in train],
         activity=activity,
         seconds={key: statistics.mean(r[key] for r in pooled) for key in TIME_KEYS},
@@ -391,16 +394,17 @@ def results_table(summaries: list[RuleSummary]) -> list[str]:
     """Markdown: outcome table, credit activity, seconds per step (ratios to GRPO)."""
     lines = [
         "| rule | seeds | success at step 0 | final success | success AUC | score at step 0 | final score "
-        "| score AUC | training success |",
-        "|---|---|---|---|---|---|---|---|---|",
+        "| score AUC | training success | invalid at step 0 | final invalid |",
+        "|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for s in summaries:
-        success, score = list(s.success.values()), list(s.score.values())
+        success, score, invalid = list(s.success.values()), list(s.score.values()), list(s.invalid.values())
         lines.append(
             f"| {s.name.upper()} | {len(s.seeds)} | {statistics.mean(v[0] for v in success):.3f} "
             f"| {mean_std([v[-1] for v in success])} | {mean_std([area_under_curve(s.steps, v) for v in success])} "
             f"| {statistics.mean(v[0] for v in score):.3f} | {mean_std([v[-1] for v in score])} "
-            f"| {mean_std([area_under_curve(s.steps, v) for v in score])} | {mean_std(s.train_success)} |"
+            f"| {mean_std([area_under_curve(s.steps, v) for v in score])} | {mean_std(s.train_success)} "
+            f"| {statistics.mean(v[0] for v in invalid):.3f} | {mean_std([v[-1] for v in invalid])} |"
         )
     if any(s.activity for s in summaries):
         lines += ["", "Credit activity (mean over training steps and seeds):", ""]

@@ -14,7 +14,7 @@ import credit_learning  # noqa: E402
 def write_run(
     folder: Path, evaluations: dict[int, tuple[float, float]], steps: int, *, credit_s: float, update_s: float
 ):
-    """A run's metrics.jsonl: steps 0..steps, held-out (success, score) at the given steps."""
+    """A run's metrics.jsonl: steps 0..steps, held-out (success, score) at the given steps (invalid rate 1 − score)."""
     folder.mkdir(parents=True)
     with open(folder / "metrics.jsonl", "w") as handle:
         for step in range(steps + 1):
@@ -28,7 +28,8 @@ def write_run(
                     "taspo/pi_coverage": 0.5,
                 }
             if step in evaluations:
-                record |= {"eval/success_rate": evaluations[step][0], "eval/mean_score": evaluations[step][1]}
+                success, score = evaluations[step]
+                record |= {"eval/success_rate": success, "eval/mean_score": score, "eval/invalid_rate": 1 - score}
             handle.write(json.dumps(record) + "\n")
 
 
@@ -63,8 +64,9 @@ def test_summary_and_table_hand_computed(tmp_path):
     assert taspo.activity == {"taspo/pi_coverage": 0.5}
     assert credit_learning.summarize(tmp_path, "orsd", [0], 2) is None
     lines = credit_learning.results_table([grpo, taspo])
-    # Final success 0.375 ± 0.125; AUC per seed (0 + 0.5) / 2 and (0 + 0.25) / 2.
+    # Final success 0.375 ± 0.125; AUC per seed (0 + 0.5) / 2 and (0 + 0.25) / 2; invalid 0.8, then 0.4 and 0.6.
     assert "| GRPO | 2 | 0.000 | 0.375 ± 0.125 | 0.188 ± 0.062 | 0.200 | 0.500 ± 0.100 |" in lines[2]
+    assert lines[2].endswith("| 0.800 | 0.500 ± 0.100 |")
     # Credit + update: GRPO 1.1 s, TASPO 1.4 s -> 1.27x.
     assert "| TASPO | 10.0 | 0.30 | 1.1 | 1.4 | 1.27× |" in lines
 
