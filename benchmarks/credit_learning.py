@@ -435,12 +435,19 @@ def results_table(summaries: list[RuleSummary]) -> list[str]:
 
 def example_lines(output: Path, summaries: list[RuleSummary], per_rule: int) -> list[str]:
     """A few of each rule's logged credit examples (rubrics, turn PI, step groups), as Markdown."""
-    lines = ["# Credit examples", "", "The first records each rule logged (its lowest seed), verbatim.", ""]
+    lines = [
+        "# Credit examples",
+        "",
+        "The first records each rule logged (its lowest seed that logged any), verbatim.",
+        "",
+    ]
     for s in summaries:
-        records = read_records(output / f"{s.name}_{min(s.seeds)}" / "credit_examples.jsonl")[:per_rule]
-        if not records:
+        logged = {seed: read_records(output / f"{s.name}_{seed}" / "credit_examples.jsonl") for seed in sorted(s.seeds)}
+        seed = next((seed for seed, records in logged.items() if records), None)
+        if seed is None:
             continue
-        lines += [f"## {s.name.upper()} (seed {min(s.seeds)})", ""]
+        records = logged[seed][:per_rule]
+        lines += [f"## {s.name.upper()} (seed {seed})", ""]
         for record in records:
             text = {k: v for k, v in record.items() if isinstance(v, str) and ("\n" in v or len(v) > 100)}
             fields = ", ".join(f"{k} {v}" for k, v in record.items() if k not in text)

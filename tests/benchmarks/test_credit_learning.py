@@ -96,3 +96,17 @@ def test_multiturn_preset_uses_the_quick_start_recipe_and_needs_a_multi_turn_env
     assert credit_learning.preset_config("gpu", "ALFWorld-v0", None)[3].device == "cuda"
     with pytest.raises(ValueError, match="--preset multiturn needs --env"):
         credit_learning.preset_config("multiturn", "SearchQA-v0", None)
+
+
+def test_examples_come_from_the_lowest_seed_that_logged_any(tmp_path):
+    for seed in (0, 1, 2):
+        write_run(tmp_path / f"orsd_{seed}", {0: (0.0, 0.0), 2: (0.0, 0.0)}, 2, credit_s=0.1, update_s=1.0)
+    for seed in (1, 2):  # seed 0's groups all had one outcome: it logged nothing
+        record = {"step": 3, "group_id": seed, "rubric": "Process rubric:\n1. open the drawer"}
+        (tmp_path / f"orsd_{seed}" / "credit_examples.jsonl").write_text(json.dumps(record) + "\n")
+    summary = credit_learning.summarize(tmp_path, "orsd", [0, 1, 2], 2)
+    assert summary is not None
+    lines = "\n".join(credit_learning.example_lines(tmp_path, [summary], per_rule=1))
+    assert "## ORSD (seed 1)" in lines and "- step 3, group_id 1" in lines
+    assert "  rubric:\n  ```text\n  Process rubric:\n  1. open the drawer\n  ```" in lines
+    assert "group_id 2" not in lines
