@@ -137,9 +137,11 @@ def test_a_served_tiny_model_plays_as_the_local_one(tiny_model_path):
     from agents.policy import TransformersPolicy
 
     local = TransformersPolicy(tiny_model_path, max_new_tokens=12, seed=0)
+    one_at_a_time = threading.Lock()  # the server answers on several threads; one local policy is not thread-safe
 
     def generate(body):
-        [generation] = local.generate([body["messages"][-1]["content"]], greedy=True, stop=body.get("stop") or ())
+        with one_at_a_time:
+            [generation] = local.generate([body["messages"][-1]["content"]], greedy=True, stop=body.get("stop") or ())
         return generation.text
 
     def play(policy):
