@@ -9,9 +9,10 @@ import pytest
 import torch
 
 from agents import GRPOAgent, GRPOConfig
-from agents.algorithms.base import CREDIT_RULES, CreditResult, CreditRule, register_credit_rule
+from agents.algorithms.base import CreditResult, CreditRule
 from agents.credit_record import read_step, recorded_steps
 from agents.trainer import default_eval_env_kwargs, lr_lambda
+from tests.support.rules import registered_rule
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -190,7 +191,6 @@ def test_learn_runs_on_every_registered_env(env_id, tmp_path, tiny_model_path):
 
 
 def test_trainer_applies_any_registered_rule_and_updates_weights(tmp_path, tiny_model_path):
-    @register_credit_rule("plus_one")
     class PlusOne(CreditRule):
         def compute(self, batch, context):
             assert context.score(
@@ -198,28 +198,26 @@ def test_trainer_applies_any_registered_rule_and_updates_weights(tmp_path, tiny_
             ).shape == (1, batch.response_ids.shape[1])
             return CreditResult(batch.response_mask.float())
 
-    try:
-        config = GRPOConfig(
-            credit="plus_one",
-            num_groups=1,
-            group_size=2,
-            max_new_tokens=4,
-            env_kwargs={"max_turns": 1},
-            eval_episodes=1,
-            save_every=0,
-            output_dir=str(tmp_path),
-            progress=False,
-            tensorboard=False,
-            learning_rate=1e-2,
-        )
+    config = GRPOConfig(
+        credit="plus_one",
+        num_groups=1,
+        group_size=2,
+        max_new_tokens=4,
+        env_kwargs={"max_turns": 1},
+        eval_episodes=1,
+        save_every=0,
+        output_dir=str(tmp_path),
+        progress=False,
+        tensorboard=False,
+        learning_rate=1e-2,
+    )
+    with registered_rule("plus_one", PlusOne):
         agent = GRPOAgent(model=str(tiny_model_path), env="SearchQA-v0", config=config)
         before = {k: v.clone() for k, v in agent.policy.trainable_state_dict().items()}
         agent.learn(1, plot=False)
         after = agent.policy.trainable_state_dict()
         assert any(not torch.equal(before[k], after[k]) for k in before)
         agent.close()
-    finally:
-        del CREDIT_RULES["plus_one"]
 
 
 def test_lr_schedules_and_eval_split():
@@ -354,32 +352,29 @@ def test_privileged_credit_in_conversation_mode_with_and_without_the_kept_kv(
 def test_credit_examples_are_logged_at_the_first_step_that_has_any_then_at_evaluation_steps(tmp_path, tiny_model_path):
     calls = []
 
-    @register_credit_rule("acts_from_step_2")
     class ActsFromStep2(CreditRule):
         def compute(self, batch, context):
             calls.append(len(batch))
             examples = [{"call": len(calls)}] if len(calls) >= 2 else []
             return CreditResult(batch.response_mask.float(), examples=examples)
 
-    try:
-        config = GRPOConfig(
-            credit="acts_from_step_2",
-            num_groups=1,
-            group_size=2,
-            max_new_tokens=4,
-            env_kwargs={"max_turns": 1},
-            eval_every=4,
-            eval_episodes=1,
-            save_every=0,
-            output_dir=str(tmp_path),
-            progress=False,
-            tensorboard=False,
-        )
+    config = GRPOConfig(
+        credit="acts_from_step_2",
+        num_groups=1,
+        group_size=2,
+        max_new_tokens=4,
+        env_kwargs={"max_turns": 1},
+        eval_every=4,
+        eval_episodes=1,
+        save_every=0,
+        output_dir=str(tmp_path),
+        progress=False,
+        tensorboard=False,
+    )
+    with registered_rule("acts_from_step_2", ActsFromStep2):
         agent = GRPOAgent(model=str(tiny_model_path), env="SearchQA-v0", config=config)
         agent.learn(4, plot=False)
         agent.close()
-    finally:
-        del CREDIT_RULES["acts_from_step_2"]
     logged = [json.loads(line) for line in (tmp_path / "credit_examples.jsonl").read_text().splitlines()]
     # Step 1 had none; step 2 is the first with any; step 3 is neither first nor evaluated.
     assert [(r["step"], r["call"]) for r in logged] == [(2, 2), (4, 4)]

@@ -11,7 +11,8 @@ import pytest
 import torch
 
 from agents import GRPOAgent, GRPOConfig
-from agents.algorithms.base import CREDIT_RULES, CreditResult, CreditRule, register_credit_rule
+from agents.algorithms.base import CreditResult, CreditRule
+from tests.support.rules import registered_rule
 
 PROBE = "viewer_probe"
 
@@ -61,11 +62,8 @@ def _learn(tiny_model_path, output_dir, *, credit, steps, seed):
 
 @pytest.fixture(scope="module")
 def runs(tmp_path_factory, tiny_model_path):
-    register_credit_rule(PROBE)(ViewerProbe)
     root = tmp_path_factory.mktemp("viewer-runs")
-    try:
+    with registered_rule(PROBE, ViewerProbe):
         probe = _learn(tiny_model_path, root / "probe", credit=PROBE, steps=1, seed=0)
-        plain = _learn(tiny_model_path, root / "plain", credit="grpo", steps=1, seed=1)
-    finally:
-        CREDIT_RULES.pop(PROBE, None)
+    plain = _learn(tiny_model_path, root / "plain", credit="grpo", steps=1, seed=1)
     return probe, plain
