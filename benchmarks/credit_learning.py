@@ -4,9 +4,9 @@ Every (algorithm, seed) run trains the same model on the same env with the same 
 (only ``config.credit`` differs), in its own process, so runs can share one machine in
 parallel (``--parallel``; on a GPU, plain HF ``generate`` is CPU-overhead-bound, so several
 small-model processes use it far better than one). Each run writes its metrics JSONL; the
-aggregate step draws held-out success and score vs env episodes (mean ± std over seeds) in one
-PNG and writes ``results.md``: final and area-under-curve success and score (mean ± std), the
-credit activity of each rule, seconds per step (collect / credit / update, and credit + update
+aggregate step draws held-out success, score and invalid-action rate vs env episodes (mean ±
+std over seeds) in one PNG and writes ``results.md``: final and area-under-curve success and
+score (mean ± std), the credit activity of each rule, seconds per step (collect / credit / update, and credit + update
 as a ratio to GRPO's), and ``examples.md``: a few rubrics, PI texts and step groups.
 
 Presets:
@@ -360,16 +360,16 @@ def summarize(output: Path, algorithm: str, seeds: list[int], total_steps: int) 
 
 
 def plot_curves(summaries: list[RuleSummary], episodes_per_step: int, title: str, path: Path) -> None:
-    """Held-out success and score vs training episodes, mean ± std over seeds, one line per rule."""
+    """Held-out success, score and invalid-action rate vs training episodes, mean ± std over seeds, one line per rule."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    figure, panels = plt.subplots(1, 2, figsize=(11, 4))
+    figure, panels = plt.subplots(1, 3, figsize=(15, 4))
     for summary in summaries:
         x = [step * episodes_per_step for step in summary.steps]
-        for panel, series in zip(panels, (summary.success, summary.score), strict=True):
+        for panel, series in zip(panels, (summary.success, summary.score, summary.invalid), strict=True):
             columns = list(zip(*series.values(), strict=True))
             mean = [statistics.mean(c) for c in columns]
             spread = [statistics.pstdev(c) for c in columns]
@@ -380,7 +380,8 @@ def plot_curves(summaries: list[RuleSummary], episodes_per_step: int, title: str
                 [m + d for m, d in zip(mean, spread, strict=True)],
                 alpha=0.15,
             )
-    for panel, label in zip(panels, ("held-out success rate", "held-out mean score"), strict=True):
+    labels = ("held-out success rate", "held-out mean score", "held-out invalid-action rate")
+    for panel, label in zip(panels, labels, strict=True):
         panel.set_xlabel("training episodes (env interactions)")
         panel.set_ylabel(label)
         panel.legend(fontsize=8)
