@@ -6,8 +6,9 @@ parallel (``--parallel``; on a GPU, plain HF ``generate`` is CPU-overhead-bound,
 small-model processes use it far better than one). Each run writes its metrics JSONL; the
 aggregate step draws held-out success, score and invalid-action rate vs env episodes (mean ±
 std over seeds) in one PNG and writes ``results.md``: final and area-under-curve success and
-score (mean ± std), the credit activity of each rule, seconds per step (collect / credit / update, and credit + update
-as a ratio to GRPO's), and ``examples.md``: a few rubrics, PI texts and step groups.
+score (mean ± std), the credit activity of each rule, seconds per step (collect / credit /
+update, and credit + update as a ratio to GRPO's), and ``examples.md``: a few rubrics, PI texts
+and step groups.
 
 Presets:
 

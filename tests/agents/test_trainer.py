@@ -162,6 +162,23 @@ def _agentenvs_ids():
     )
 
 
+def _one_group_config(tmp_path, **fields) -> GRPOConfig:
+    """A one-step-sized run on the tiny model: one group of two, 4-token responses, one-turn
+    episodes, one evaluation episode, no checkpoints, progress bars or TensorBoard."""
+    settings = dict(
+        num_groups=1,
+        group_size=2,
+        max_new_tokens=4,
+        env_kwargs={"max_turns": 1},
+        eval_episodes=1,
+        save_every=0,
+        output_dir=str(tmp_path),
+        progress=False,
+        tensorboard=False,
+    )
+    return GRPOConfig(**{**settings, **fields})
+
+
 @pytest.mark.parametrize("env_id", [e for e in _agentenvs_ids() if e != "SearchQA-v0"])
 def test_learn_runs_on_every_registered_env(env_id, tmp_path, tiny_model_path):
     import gymnasium as gym
@@ -170,17 +187,7 @@ def test_learn_runs_on_every_registered_env(env_id, tmp_path, tiny_model_path):
         gym.make(env_id).close()
     except (ImportError, FileNotFoundError) as error:
         pytest.skip(f"{env_id} is not usable here: {error}")
-    config = GRPOConfig(
-        num_groups=1,
-        group_size=2,
-        max_new_tokens=4,
-        env_kwargs={"max_turns": 2},
-        eval_episodes=1,
-        save_every=0,
-        output_dir=str(tmp_path),
-        progress=False,
-        tensorboard=False,
-    )
+    config = _one_group_config(tmp_path, env_kwargs={"max_turns": 2})
     agent = GRPOAgent(model=str(tiny_model_path), env=env_id, config=config)
     try:
         record = agent.learn(1, plot=False)
@@ -198,19 +205,7 @@ def test_trainer_applies_any_registered_rule_and_updates_weights(tmp_path, tiny_
             ).shape == (1, batch.response_ids.shape[1])
             return CreditResult(batch.response_mask.float())
 
-    config = GRPOConfig(
-        credit="plus_one",
-        num_groups=1,
-        group_size=2,
-        max_new_tokens=4,
-        env_kwargs={"max_turns": 1},
-        eval_episodes=1,
-        save_every=0,
-        output_dir=str(tmp_path),
-        progress=False,
-        tensorboard=False,
-        learning_rate=1e-2,
-    )
+    config = _one_group_config(tmp_path, credit="plus_one", learning_rate=1e-2)
     with registered_rule("plus_one", PlusOne):
         agent = GRPOAgent(model=str(tiny_model_path), env="SearchQA-v0", config=config)
         before = {k: v.clone() for k, v in agent.policy.trainable_state_dict().items()}
@@ -358,19 +353,7 @@ def test_credit_examples_are_logged_at_the_first_step_that_has_any_then_at_evalu
             examples = [{"call": len(calls)}] if len(calls) >= 2 else []
             return CreditResult(batch.response_mask.float(), examples=examples)
 
-    config = GRPOConfig(
-        credit="acts_from_step_2",
-        num_groups=1,
-        group_size=2,
-        max_new_tokens=4,
-        env_kwargs={"max_turns": 1},
-        eval_every=4,
-        eval_episodes=1,
-        save_every=0,
-        output_dir=str(tmp_path),
-        progress=False,
-        tensorboard=False,
-    )
+    config = _one_group_config(tmp_path, credit="acts_from_step_2", eval_every=4)
     with registered_rule("acts_from_step_2", ActsFromStep2):
         agent = GRPOAgent(model=str(tiny_model_path), env="SearchQA-v0", config=config)
         agent.learn(4, plot=False)
