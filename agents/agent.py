@@ -25,10 +25,9 @@ from typing import Any, ClassVar
 import torch
 
 import agentenvs  # noqa: F401  (registers the envs)
-from agents.algorithms.base import make_credit_rule
 from agents.config import GRPOConfig
 from agents.plotting import plot_learning_curve
-from agents.policy import LoraOptions, TransformersPolicy
+from agents.policy import TransformersPolicy
 from agents.trainer import METRICS_FILE, Trainer
 
 
@@ -39,11 +38,7 @@ def build_policy(model: str | os.PathLike[str], config: GRPOConfig, stop: tuple[
         model,
         dtype=config.dtype,
         device=config.device,
-        lora=(
-            LoraOptions(rank=config.lora_rank, alpha=config.lora_alpha, top_layers=config.lora_top_layers)
-            if config.lora
-            else None
-        ),
+        lora=config.lora_options(),
         reference=config.beta > 0,
         temperature=config.temperature,
         top_p=config.top_p,
@@ -77,8 +72,8 @@ class GRPOAgent:
         config = config or GRPOConfig()
         if self.credit is not None and config.credit != self.credit:
             config = dataclasses.replace(config, credit=self.credit)
-        self.config = config
-        make_credit_rule(self.config.credit, self.config)  # a bad rule name or option fails before the model loads
+        self.config = config  # its rule name and options were checked when it was built
+        config.check_env(env)  # before the model loads: a misspelt env keyword fails in a second
         self.model_name = str(model)
         self.env_id = env
         self.policy = build_policy(model, self.config)

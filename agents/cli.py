@@ -194,7 +194,6 @@ def run_endpoint_eval(args: EvalArgs) -> dict[str, float]:
     from agents.collector import Collector
     from agents.evaluation import evaluate_policy
     from agents.policy.openai_policy import OpenAIPolicy
-    from agents.trainer import default_eval_env_kwargs, env_kwargs_from, prompt_builder_from
 
     config, endpoint = args.config, str(args.endpoint)
     if args.run is not None:
@@ -216,13 +215,13 @@ def run_endpoint_eval(args: EvalArgs) -> dict[str, float]:
         concurrency=args.concurrency,
         seed=config.seed,
     )
-    env_kwargs = {**default_eval_env_kwargs(args.env, env_kwargs_from(config)), **config.eval_env_kwargs}
+    env_kwargs = config.evaluation_env_kwargs(args.env)
     collector = Collector(
         policy,
         args.env,
         num_groups=args.episodes,
         group_size=1,
-        prompt_builder=prompt_builder_from(config),
+        prompt_builder=config.prompt_builder(),
         invalid_action_penalty=config.invalid_action_penalty,
         env_kwargs=env_kwargs,
         progress=config.progress,

@@ -46,8 +46,8 @@ from typing import Any
 
 from agents.agent import GRPOAgent, ORSDAgent, TASPOAgent
 from agents.config import GRPOConfig
+from agents.settings import EnvSettings, PromptSettings
 from agents.sft import SFTAgent, SFTConfig
-from agents.sft.config import PROMPT_FIELDS
 
 AGENTS: dict[str, type[GRPOAgent]] = {"grpo": GRPOAgent, "orsd": ORSDAgent, "taspo": TASPOAgent}
 SUMMARY_FILE = "summary.json"
@@ -80,8 +80,11 @@ class Preset:
         if self.agent not in AGENTS:
             raise ValueError(f"Preset.agent must be one of {sorted(AGENTS)}, got {self.agent!r}")
         if self.sft is not None:
-            differ = [name for name in PROMPT_FIELDS if getattr(self.sft, name) != getattr(self.rl, name)] + [
-                name for name in ("env_kwargs", "max_turns") if getattr(self.sft, name) != getattr(self.rl, name)
+            differ = [
+                name
+                for group in (PromptSettings, EnvSettings)
+                for name, value in dataclasses.asdict(group.of(self.sft)).items()
+                if value != getattr(self.rl, name)
             ]
             if differ:
                 raise ValueError(f"Preset: the SFT and RL stages must prompt alike; they differ in {differ}")
@@ -113,80 +116,47 @@ _ALFWORLD = _shared(
     env_kwargs={"task_types": "pick_and_place_simple"},
 )
 
+
+def _warm_start_then_grpo(
+    env: str, shared: dict[str, Any], *, max_new_tokens: int, total_steps: int, output_dir: str
+) -> Preset:
+    """An expert warm start (SFT) then GRPO, both stages with the same prompt, env, optimiser and LoRA settings."""
+    both = {
+        **shared,
+        "learning_rate": 1e-3,
+        "lora": True,
+        "lora_top_layers": 4,
+        "micro_batch_size": 8,
+        "eval_episodes": 32,
+        "max_new_tokens": max_new_tokens,
+        "progress": False,
+    }
+    return Preset(
+        env=env,
+        model="smollm2-135m",
+        sft=SFTConfig(**both, expert_episodes=32, invalid_action_rate=0.1, epochs=3, batch_size=8),
+        rl=GRPOConfig(
+            **both,
+            num_groups=4,
+            group_size=4,
+            temperature=1.0,
+            mini_batches=2,
+            invalid_action_penalty=0.1,
+            eval_every=0,
+            save_every=1,
+        ),
+        total_steps=total_steps,
+        agent="grpo",
+        output_dir=output_dir,
+    )
+
+
 PRESETS: dict[str, Preset] = {
-    "webshop": Preset(
-        env="WebShop-v0",
-        model="smollm2-135m",
-        sft=SFTConfig(
-            **_WEBSHOP,
-            expert_episodes=32,
-            invalid_action_rate=0.1,
-            epochs=3,
-            learning_rate=1e-3,
-            batch_size=8,
-            micro_batch_size=8,
-            lora_top_layers=4,
-            eval_episodes=32,
-            max_new_tokens=32,
-            progress=False,
-        ),
-        rl=GRPOConfig(
-            **_WEBSHOP,
-            num_groups=4,
-            group_size=4,
-            max_new_tokens=32,
-            temperature=1.0,
-            learning_rate=1e-3,
-            mini_batches=2,
-            invalid_action_penalty=0.1,
-            lora=True,
-            lora_top_layers=4,
-            micro_batch_size=8,
-            eval_every=0,
-            eval_episodes=32,
-            save_every=1,
-            progress=False,
-        ),
-        total_steps=8,
-        agent="grpo",
-        output_dir="runs/quickstart-webshop",
+    "webshop": _warm_start_then_grpo(
+        "WebShop-v0", _WEBSHOP, max_new_tokens=32, total_steps=8, output_dir="runs/quickstart-webshop"
     ),
-    "alfworld": Preset(
-        env="ALFWorld-v0",
-        model="smollm2-135m",
-        sft=SFTConfig(
-            **_ALFWORLD,
-            expert_episodes=32,
-            invalid_action_rate=0.1,
-            epochs=3,
-            learning_rate=1e-3,
-            batch_size=8,
-            micro_batch_size=8,
-            lora_top_layers=4,
-            eval_episodes=32,
-            max_new_tokens=16,
-            progress=False,
-        ),
-        rl=GRPOConfig(
-            **_ALFWORLD,
-            num_groups=4,
-            group_size=4,
-            max_new_tokens=16,
-            temperature=1.0,
-            learning_rate=1e-3,
-            mini_batches=2,
-            invalid_action_penalty=0.1,
-            lora=True,
-            lora_top_layers=4,
-            micro_batch_size=8,
-            eval_every=0,
-            eval_episodes=32,
-            save_every=1,
-            progress=False,
-        ),
-        total_steps=6,
-        agent="grpo",
-        output_dir="runs/quickstart-alfworld",
+    "alfworld": _warm_start_then_grpo(
+        "ALFWorld-v0", _ALFWORLD, max_new_tokens=16, total_steps=6, output_dir="runs/quickstart-alfworld"
     ),
     "searchqa": Preset(
         env="SearchQA-v0",

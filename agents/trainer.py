@@ -30,10 +30,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import gymnasium as gym
 import numpy as np
 import torch
-from gymnasium.envs.registration import load_env_creator
 
 from agents.algorithms.base import CreditContext, CreditResult, make_credit_rule
 from agents.algorithms.loss import policy_loss
@@ -52,7 +50,6 @@ from agents.distributed.workers import RolloutWorkers
 from agents.evaluation import evaluate_policy
 from agents.policy.protocol import Policy
 from agents.rollout import RolloutBatch
-from wrappers.prompting import PromptBuilder
 
 if TYPE_CHECKING:
     from torch.utils.tensorboard import SummaryWriter
@@ -60,42 +57,6 @@ if TYPE_CHECKING:
 METRICS_FILE = "metrics.jsonl"
 CREDIT_EXAMPLES_FILE = "credit_examples.jsonl"
 """Readable records of what a credit rule based its credit on (rubric bundles, PI)."""
-
-
-def default_eval_env_kwargs(env_id: str, env_kwargs: dict[str, Any]) -> dict[str, Any]:
-    """``env_kwargs`` plus ``split=<held-out split>`` where the env declares one.
-
-    The env class says which split is held out (``TextEnv.held_out_split``); an env without
-    one, or ``env_kwargs`` that already name a split, are evaluated with ``env_kwargs`` as is
-    (pass ``eval_env_kwargs`` to choose).
-    """
-    kwargs = dict(env_kwargs)
-    entry_point: Any = gym.spec(env_id).entry_point
-    if isinstance(entry_point, str):
-        entry_point = load_env_creator(entry_point)
-    held_out = getattr(entry_point, "held_out_split", None)
-    if held_out is not None and "split" not in kwargs:
-        kwargs["split"] = held_out
-    return kwargs
-
-
-def prompt_builder_from(settings: Any) -> PromptBuilder:
-    """The prompt builder of a run's settings (``GRPOConfig`` or ``SFTConfig``: the same field names)."""
-    return PromptBuilder(
-        history_length=settings.history_length,
-        history_observations=settings.history_observations,
-        show_admissible=settings.show_admissible,
-        show_format=settings.show_format,
-        preamble=settings.prompt_preamble,
-    )
-
-
-def env_kwargs_from(settings: Any) -> dict[str, Any]:
-    """A run's ``env_kwargs`` with its ``max_turns`` (when set) added."""
-    env_kwargs = dict(settings.env_kwargs)
-    if settings.max_turns is not None:
-        env_kwargs["max_turns"] = settings.max_turns
-    return env_kwargs
 
 
 def lr_lambda(kind: str, warmup_steps: int, total_steps: int):
@@ -139,10 +100,11 @@ class Trainer:
         self.model_name = model_name
         self.output_dir = Path(config.output_dir)
         self.credit_rule = make_credit_rule(config.credit, config)
-        self.prompt_builder = prompt_builder_from(config)
-        env_kwargs = env_kwargs_from(config)
+        config.check_env(env_id)  # a misspelt env keyword fails here, naming the field
+        self.prompt_builder = config.prompt_builder()
+        env_kwargs = config.env_kwargs_with_limit()
         self.env_kwargs = env_kwargs
-        self.eval_env_kwargs = {**default_eval_env_kwargs(env_id, env_kwargs), **config.eval_env_kwargs}
+        self.eval_env_kwargs = config.evaluation_env_kwargs(env_id)
         collector_options: dict[str, Any] = {
             "prompt_builder": self.prompt_builder,
             "invalid_action_penalty": config.invalid_action_penalty,

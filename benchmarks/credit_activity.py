@@ -42,7 +42,6 @@ def main() -> None:
     from agents.algorithms.base import CreditContext, make_credit_rule
     from agents.collector import Collector
     from agents.quickstart import PRESETS
-    from agents.trainer import env_kwargs_from, prompt_builder_from
 
     preset = PRESETS[args.preset]
     # No update follows, so no adapter is needed: the model as it is.
@@ -56,9 +55,9 @@ def main() -> None:
         preset.env,
         num_groups=args.groups,
         group_size=args.group_size,
-        prompt_builder=prompt_builder_from(config),
+        prompt_builder=config.prompt_builder(),
         invalid_action_penalty=config.invalid_action_penalty,
-        env_kwargs=env_kwargs_from(config),
+        env_kwargs=config.env_kwargs_with_limit(),
     )
     # Rules on the fast path score on top of the rollout's prompt KV: keep it while collecting.
     reuse = any(RULES[name][0] in PI_RULES and RULES[name][1].get("reuse_prompt_cache", True) for name in args.rules)

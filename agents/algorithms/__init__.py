@@ -15,10 +15,13 @@ built-in ones; adding a rule is one module (or folder) here and one import below
 
 from agents.algorithms.base import (
     CREDIT_RULES,
+    CreditConfig,
     CreditContext,
     CreditResult,
     CreditRule,
+    NoOptions,
     broadcast_to_tokens,
+    credit_options_of,
     make_credit_rule,
     register_credit_rule,
 )
@@ -31,12 +34,14 @@ from agents.algorithms.taspo import TASPOCredit, TASPOOptions
 
 __all__ = [
     "CREDIT_RULES",
+    "CreditConfig",
     "CreditContext",
     "CreditResult",
     "CreditRule",
     "GRPOCredit",
     "GiGPOCredit",
     "GiGPOOptions",
+    "NoOptions",
     "ORSDCredit",
     "ORSDOptions",
     "RLOOCredit",
@@ -45,6 +50,7 @@ __all__ = [
     "aggregate_loss",
     "broadcast_to_tokens",
     "clipped_surrogate",
+    "credit_options_of",
     "group_mean_std",
     "grpo_advantages",
     "k3_kl",

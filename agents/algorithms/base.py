@@ -17,8 +17,10 @@ same response tokens with privileged text in the prompt — call
 A rule returns a :class:`CreditResult`: the advantages, its statistics and readable
 examples, so nothing is left on the rule between steps.
 
-Rule-specific knobs come from ``config.credit_options`` (a ``dict``); validate
-them in ``__init__`` so a bad option fails before training starts, naming it.
+Rule-specific knobs come from ``config.credit_options`` (a ``dict``). A rule declares
+their typed class as ``options_type`` (a frozen dataclass that checks its own fields, see
+:class:`~agentenvs.core.checks.Checked`); ``GRPOConfig`` checks the options against it when
+it is built, before any model loads, and the rule reads them as ``self.opts``.
 
 Example:
     >>> @register_credit_rule("zero")
@@ -33,14 +35,50 @@ Example:
 from __future__ import annotations
 
 import abc
-from collections.abc import Callable, Sequence
+import dataclasses
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Protocol, TypeVar
 
 import torch
 
 from agents.policy.protocol import Policy
 from agents.rollout import RolloutBatch
+
+T = TypeVar("T")
+
+
+class CreditConfig(Protocol):
+    """The fields of a training config that credit rules read (``GRPOConfig`` has them all)."""
+
+    @property
+    def credit(self) -> str: ...
+    @property
+    def credit_options(self) -> Mapping[str, Any]: ...
+    @property
+    def scale_rewards(self) -> str: ...
+    @property
+    def advantage_eps(self) -> float: ...
+
+
+@dataclass(frozen=True)
+class NoOptions:
+    """The options of a rule that takes none."""
+
+
+def options_from_dict(cls: type[T], values: Mapping[str, Any] | None, rule: str) -> T:
+    """``cls(**values)`` after checking every key is a field of ``cls``.
+
+    >>> options_from_dict(NoOptions, {"size": 3}, "grpo")
+    Traceback (most recent call last):
+    ...
+    ValueError: unknown grpo credit option(s) ['size']; known: []
+    """
+    known = [f.name for f in dataclasses.fields(cls)]  # type: ignore[arg-type]
+    unknown = sorted(set(values or {}) - set(known))
+    if unknown:
+        raise ValueError(f"unknown {rule} credit option(s) {unknown}; known: {sorted(known)}")
+    return cls(**dict(values or {}))
 
 
 @dataclass
@@ -56,7 +94,7 @@ class CreditContext:
         generator: A seeded torch generator for rules that sample.
     """
 
-    config: Any
+    config: CreditConfig
     step: int = 0
     policy: Policy | None = None
     generator: torch.Generator | None = None
@@ -118,13 +156,17 @@ class CreditRule(abc.ABC):
     """Turns a rollout batch into per-token advantages.
 
     Args:
-        config: The training config; read rule options from ``config.credit_options``.
+        config: The training config (None: every option at its default); the rule's options
+            (``config.credit_options``, typed as ``options_type``) are in ``self.opts``.
     """
 
     name: ClassVar[str] = ""
+    options_type: ClassVar[type] = NoOptions
+    """The rule's options class (a dataclass; each field one option of ``credit_options``)."""
 
-    def __init__(self, config: Any = None) -> None:
+    def __init__(self, config: CreditConfig | None = None) -> None:
         self.config = config
+        self.opts: Any = options_from_dict(self.options_type, self.options, self.name or type(self).__name__)
 
     @property
     def reuses_prompt_caches(self) -> bool:
@@ -135,8 +177,8 @@ class CreditRule(abc.ABC):
 
     @property
     def options(self) -> dict[str, Any]:
-        """``config.credit_options`` (empty when there is no config)."""
-        return dict(getattr(self.config, "credit_options", None) or {})
+        """``config.credit_options`` as given (empty when there is no config)."""
+        return {} if self.config is None else dict(self.config.credit_options)
 
     @abc.abstractmethod
     def compute(self, batch: RolloutBatch, context: CreditContext) -> CreditResult:
@@ -173,7 +215,18 @@ def register_credit_rule(name: str) -> Callable[[type[CreditRule]], type[CreditR
     return decorate
 
 
-def make_credit_rule(name: str, config: Any = None) -> CreditRule:
+def credit_options_of(name: str, values: Mapping[str, Any] | None) -> Any:
+    """The typed options of the registered rule ``name`` from ``values`` (each option checked).
+
+    Raises:
+        ValueError: naming an unknown rule, an unknown option or a bad value.
+    """
+    if name not in CREDIT_RULES:
+        raise ValueError(f"credit={name!r} is not a registered credit rule; choose one of {sorted(CREDIT_RULES)}")
+    return options_from_dict(CREDIT_RULES[name].options_type, values, name)
+
+
+def make_credit_rule(name: str, config: CreditConfig | None = None) -> CreditRule:
     """Builds the registered rule ``name`` for ``config``.
 
     Raises:

@@ -41,19 +41,22 @@ Example:
 from __future__ import annotations
 
 import difflib
+import typing
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Annotated, Any, Literal
 
 import torch
 
+from agentenvs.core.checks import Bounds, Checked
 from agents.algorithms.base import CreditContext, CreditResult, register_credit_rule
 from agents.algorithms.grpo import GRPOCredit, group_mean_std
-from agents.algorithms.privileged.options import check, is_count, options_from_dict
 from agents.rollout import RolloutBatch
 
-ANCHORS: tuple[str, ...] = ("observation", "prompt")
-STEP_SCALES: tuple[str, ...] = ("group", "none")
+Anchor = Literal["observation", "prompt"]
+ANCHORS: tuple[str, ...] = typing.get_args(Anchor)
+StepScale = Literal["group", "none"]
+STEP_SCALES: tuple[str, ...] = typing.get_args(StepScale)
 
 
 def discounted_returns(
@@ -168,54 +171,23 @@ def step_group_stats(step_group_ids: torch.Tensor) -> dict[str, float]:
     }
 
 
-def _is_number(value: Any) -> bool:
-    return isinstance(value, (int, float)) and not isinstance(value, bool)
-
-
 @dataclass(frozen=True)
-class GiGPOOptions:
+class GiGPOOptions(Checked):
     """GiGPO knobs (``config.credit_options``); defaults are verl-agent's ALFWorld recipe."""
 
-    gamma: float = 0.95
+    gamma: Annotated[float, Bounds(0, 1)] = 0.95
     """γ: discount of the step-level returns."""
-    step_weight: float = 1.0
+    step_weight: Annotated[float, Bounds(0)] = 1.0
     """ω: weight of the step-level advantage (verl-agent's ``step_advantage_w``; 0: GRPO)."""
-    step_scale: str = "group"
+    step_scale: StepScale = "group"
     """Step-level normalisation: ``group`` (÷ step-group std, verl-agent's ``mean_std_norm``) or
     ``none`` (centred only, ``mean_norm``)."""
-    anchor: str = "observation"
+    anchor: Anchor = "observation"
     """A turn's anchor state: ``observation`` (what the env showed) or ``prompt`` (the full prompt)."""
-    similarity_threshold: float = 1.0
+    similarity_threshold: Annotated[float, Bounds(0, 1, min_inclusive=False)] = 1.0
     """1: anchors match exactly; in (0, 1): by ``SequenceMatcher`` ratio at least this."""
-    log_examples: int = 2
+    log_examples: Annotated[int, Bounds(0)] = 2
     """Step groups with unequal returns kept per step as readable examples (0: none)."""
-
-    def __post_init__(self) -> None:
-        name = "GiGPOOptions"
-        check(name, "gamma", _is_number(self.gamma) and 0 <= self.gamma <= 1, "a number in [0, 1]", self.gamma)
-        check(
-            name,
-            "step_weight",
-            _is_number(self.step_weight) and self.step_weight >= 0,
-            "a number >= 0",
-            self.step_weight,
-        )
-        check(name, "step_scale", self.step_scale in STEP_SCALES, f"one of {STEP_SCALES}", self.step_scale)
-        check(name, "anchor", self.anchor in ANCHORS, f"one of {ANCHORS}", self.anchor)
-        check(
-            name,
-            "similarity_threshold",
-            _is_number(self.similarity_threshold) and 0 < self.similarity_threshold <= 1,
-            "a number in (0, 1]",
-            self.similarity_threshold,
-        )
-        check(
-            name,
-            "log_examples",
-            is_count(self.log_examples, 0),
-            "an integer >= 0",
-            self.log_examples,
-        )
 
 
 @register_credit_rule("gigpo")
@@ -229,9 +201,8 @@ class GiGPOCredit(GRPOCredit):
     state, and each member's trajectory, turn, action, G and A^S).
     """
 
-    def __init__(self, config: Any = None) -> None:
-        super().__init__(config)
-        self.opts = options_from_dict(GiGPOOptions, self.options, "gigpo")
+    options_type = GiGPOOptions
+    opts: GiGPOOptions
 
     def anchors(self, batch: RolloutBatch) -> list[str]:
         """Each row's anchor state (see ``GiGPOOptions.anchor``)."""

@@ -16,14 +16,23 @@ Example:
 
 from __future__ import annotations
 
-from typing import Any
+import typing
+from typing import Literal
 
 import torch
 
-from agents.algorithms.base import CreditContext, CreditResult, CreditRule, broadcast_to_tokens, register_credit_rule
+from agents.algorithms.base import (
+    CreditConfig,
+    CreditContext,
+    CreditResult,
+    CreditRule,
+    broadcast_to_tokens,
+    register_credit_rule,
+)
 from agents.rollout import RolloutBatch
 
-SCALE_REWARDS = ("group", "batch", "none")
+ScaleRewards = Literal["group", "batch", "none"]
+SCALE_REWARDS: tuple[str, ...] = typing.get_args(ScaleRewards)
 
 
 def group_mean_std(values: torch.Tensor, group_ids: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
@@ -74,11 +83,11 @@ class GRPOCredit(CreditRule):
     them token by token.
     """
 
-    def __init__(self, config: Any = None) -> None:
+    def __init__(self, config: CreditConfig | None = None) -> None:
         super().__init__(config)
         # GRPOConfig has checked both; grpo_advantages checks scale_rewards for direct callers.
-        self.scale_rewards: str = getattr(config, "scale_rewards", "group")
-        self.eps = float(getattr(config, "advantage_eps", 1e-4))
+        self.scale_rewards: str = "group" if config is None else config.scale_rewards
+        self.eps = 1e-4 if config is None else float(config.advantage_eps)
 
     def trajectory_advantages(self, batch: RolloutBatch) -> torch.Tensor:
         """``[N]`` GRPO advantage A_i of every trajectory in the batch."""

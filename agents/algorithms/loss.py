@@ -22,9 +22,13 @@ Example:
 
 from __future__ import annotations
 
+import typing
+from typing import Literal
+
 import torch
 
-LOSS_TYPES = ("grpo", "dapo", "dr_grpo")
+LossType = Literal["grpo", "dapo", "dr_grpo"]
+LOSS_TYPES: tuple[str, ...] = typing.get_args(LossType)
 
 
 def clipped_surrogate(

@@ -33,11 +33,11 @@ import agentenvs  # noqa: F401  (registers the envs)
 from agents.checkpoint import truncate_jsonl
 from agents.collector import Collector
 from agents.evaluation import evaluate_policy
-from agents.policy import LoraOptions, TransformersPolicy
+from agents.policy import TransformersPolicy
 from agents.sft.config import SFTConfig
 from agents.sft.demonstrations import collect_demonstrations
 from agents.sft.trainer import SFTTrainer, tokenize_demonstrations, write_record
-from agents.trainer import METRICS_FILE, default_eval_env_kwargs, env_kwargs_from, prompt_builder_from
+from agents.trainer import METRICS_FILE
 
 MODEL_FOLDER = "model"
 """The subfolder of an SFT (or RL) run that holds a loadable Hugging Face model."""
@@ -59,19 +59,16 @@ class SFTAgent:
         self.model_name = str(model)
         self.env_id = env
         config = self.config
-        self.prompt_builder = prompt_builder_from(config)
-        self.env_kwargs = env_kwargs_from(config)
-        self.eval_env_kwargs = default_eval_env_kwargs(env, self.env_kwargs)
+        config.check_env(env)  # before the model loads: a misspelt env keyword fails in a second
+        self.prompt_builder = config.prompt_builder()
+        self.env_kwargs = config.env_kwargs_with_limit()
+        self.eval_env_kwargs = config.held_out_env_kwargs(env)
         torch.manual_seed(config.seed)
         self.policy = TransformersPolicy(
             model,
             dtype=config.dtype,
             device=config.device,
-            lora=(
-                LoraOptions(rank=config.lora_rank, alpha=config.lora_alpha, top_layers=config.lora_top_layers)
-                if config.lora
-                else None
-            ),
+            lora=config.lora_options(),
             temperature=1.0,
             max_new_tokens=config.max_new_tokens,
             system_prompt=config.system_prompt,

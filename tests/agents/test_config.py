@@ -5,7 +5,6 @@ import pytest
 from agents import GRPOAgent, GRPOConfig
 from agents.sft import SFTConfig
 from agents.sft.config import PROMPT_FIELDS
-from agents.trainer import prompt_builder_from
 
 
 def test_config_validation_names_the_field():
@@ -20,8 +19,10 @@ def test_config_validation_names_the_field():
     ]:
         with pytest.raises(ValueError, match=f"GRPOConfig.{name}"):
             GRPOConfig(**kwargs)
-    with pytest.raises(ValueError, match="credit='nope'"):
-        GRPOAgent(model="tiny-random-qwen3", config=GRPOConfig(credit="nope"))
+    with pytest.raises(ValueError, match="GRPOConfig.credit must be a registered credit rule"):
+        GRPOConfig(credit="nope")
+    with pytest.raises(ValueError, match=r"unknown taspo credit option\(s\) \['kapa'\]"):
+        GRPOAgent(model="no-model-is-loaded", config=GRPOConfig(credit="taspo", credit_options={"kapa": 1.0}))
     assert GRPOConfig.from_dict(GRPOConfig(beta=0.1).to_dict()) == GRPOConfig(beta=0.1)
     with pytest.raises(ValueError, match="unknown GRPOConfig"):
         GRPOConfig.from_dict({"lr": 1})
@@ -47,7 +48,7 @@ def test_prompt_fields_reach_the_prompt_builder(config_class):
     config = config_class(
         history_length=1, history_observations=False, show_admissible=False, show_format=False, prompt_preamble=""
     )
-    builder = prompt_builder_from(config)
+    builder = config.prompt_builder()
     assert (builder.history_length, builder.history_observations) == (1, False)
     assert (builder.show_admissible, builder.show_format, builder.preamble) == (False, False, "")
     prompt = builder.build(task="t", observation="o", admissible_actions=["look"], action_format="raw")

@@ -11,7 +11,8 @@ import torch
 from agents import GRPOAgent, GRPOConfig
 from agents.algorithms.base import CreditResult, CreditRule
 from agents.credit_record import read_step, recorded_steps
-from agents.trainer import default_eval_env_kwargs, lr_lambda
+from agents.settings import EnvSettings
+from agents.trainer import lr_lambda
 from tests.support.rules import registered_rule
 
 REPO = Path(__file__).resolve().parents[2]
@@ -219,7 +220,7 @@ def test_lr_schedules_and_eval_split():
     assert [lr_lambda("linear", 2, 6)(n) for n in range(6)] == pytest.approx([0.5, 1.0, 1.0, 0.75, 0.5, 0.25])
     assert lr_lambda("cosine", 0, 4)(2) == pytest.approx(0.5)
     assert lr_lambda("constant", 0, 4)(3) == 1.0
-    assert default_eval_env_kwargs("SearchQA-v0", {"max_turns": 2}) == {"max_turns": 2, "split": "test"}
+    assert EnvSettings(max_turns=2).held_out_env_kwargs("SearchQA-v0") == {"max_turns": 2, "split": "test"}
 
 
 def test_evaluation_uses_the_split_each_env_declares_held_out():
@@ -227,12 +228,15 @@ def test_evaluation_uses_the_split_each_env_declares_held_out():
 
     from tests.support.privileged import register_letter_hunt
 
-    assert default_eval_env_kwargs("WebShop-v0", {}) == {"split": "test"}
-    assert default_eval_env_kwargs("ALFWorld-v0", {}) == {"split": "eval_in_distribution"}
-    assert default_eval_env_kwargs("SearchQA-v0", {"split": "all"}) == {"split": "all"}  # the user's choice stays
-    assert default_eval_env_kwargs(register_letter_hunt(), {"max_turns": 1}) == {"max_turns": 1}  # no splits
+    assert EnvSettings().held_out_env_kwargs("WebShop-v0") == {"split": "test"}
+    assert EnvSettings().held_out_env_kwargs("ALFWorld-v0") == {"split": "eval_in_distribution"}
+    chosen = EnvSettings(env_kwargs={"split": "all"})
+    assert chosen.held_out_env_kwargs("SearchQA-v0") == {"split": "all"}  # the user's choice stays
+    assert EnvSettings(max_turns=1).held_out_env_kwargs(register_letter_hunt()) == {"max_turns": 1}  # no splits
     for env_id in ("SearchQA-v0", "WebShop-v0"):  # the declared split is one the env accepts
-        gym.make(env_id, **default_eval_env_kwargs(env_id, {})).close()
+        gym.make(env_id, **EnvSettings().held_out_env_kwargs(env_id)).close()
+    evaluation = GRPOConfig(max_turns=2, eval_env_kwargs={"max_turns": 3}).evaluation_env_kwargs("SearchQA-v0")
+    assert evaluation == {"max_turns": 3, "split": "test"}  # eval_env_kwargs override the rest
 
 
 def _lora_trainer(tmp_path, tiny_model_path, **overrides):

@@ -47,7 +47,8 @@ def test_a_bad_argument_fails_at_construction_naming_it(
     tmp_path: Path, name: str, value: object, error: type[Exception], message: str
 ) -> None:
     kwargs = {"cache_dir": tmp_path / "cache", name: value}
-    with pytest.raises(error, match=re.escape(f"ALFWorldEnv: {message}")):
+    subject = f"ALFWorldEnv.{message}" if " must be " in message else f"ALFWorldEnv: {message}"  # checks' shape
+    with pytest.raises(error, match=re.escape(subject)):
         gym.make("ALFWorld-v0", **kwargs)
     assert not (tmp_path / "cache").exists()  # no cache folder for an env that was never made
 

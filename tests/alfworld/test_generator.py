@@ -152,9 +152,9 @@ def test_a_draw_rejected_by_a_limit_is_recorded_and_stays_rejected(
 
 
 def test_pool_arguments_are_checked(tmp_path: Path) -> None:
-    with pytest.raises(ValueError, match="GeneratedGames: seed must be an integer >= 0, got -1"):
+    with pytest.raises(ValueError, match="GeneratedGames.seed must be an integer >= 0, got -1"):
         GeneratedGames(seed=-1, cache_dir=tmp_path)
-    with pytest.raises(TypeError, match="GeneratedGames: count must be an integer"):
+    with pytest.raises(TypeError, match="GeneratedGames.count must be an integer"):
         GeneratedGames(count="8", cache_dir=tmp_path)
     with GeneratedGames(count=2, cache_dir=tmp_path) as games:
         with pytest.raises(ValueError, match="workers must be an integer >= 1"):

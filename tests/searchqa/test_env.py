@@ -170,15 +170,15 @@ def test_generated_dataset_rejects_data_files(tmp_path):
 
 def test_max_passage_chars_must_be_positive():
     """Regression: ``max_passage_chars=-5`` was accepted and then sliced ``text[:-5]``."""
-    with pytest.raises(ValueError, match=r"^SearchQAEnv: max_passage_chars must be an integer >= 1, got -5"):
+    with pytest.raises(ValueError, match=r"^SearchQAEnv.max_passage_chars must be an integer >= 1, got -5"):
         gym.make("SearchQA-v0", max_passage_chars=-5)
 
 
 def test_max_turns_must_be_an_integer():
     """Regression: ``max_turns=2.7`` silently became 2; ``"4"`` failed with ``'<' not supported``."""
-    with pytest.raises(TypeError, match=r"SearchQAEnv: max_turns must be an integer >= 1, got 2\.7"):
+    with pytest.raises(TypeError, match=r"SearchQAEnv.max_turns must be an integer >= 1, got 2\.7"):
         gym.make("SearchQA-v0", max_turns=2.7)
-    with pytest.raises(TypeError, match=r"SearchQAEnv: max_turns must be an integer >= 1, got '4'"):
+    with pytest.raises(TypeError, match=r"SearchQAEnv.max_turns must be an integer >= 1, got '4'"):
         gym.make("SearchQA-v0", max_turns="4")
 
 
@@ -223,7 +223,7 @@ def test_max_turns_must_be_an_integer():
 def test_every_argument_is_checked_by_name(argument, value, error):
     from agentenvs.searchqa.env import SearchQAEnv
 
-    with pytest.raises(error, match=f"^SearchQAEnv: {argument} must be"):
+    with pytest.raises(error, match=f"^SearchQAEnv.{argument} must be"):
         SearchQAEnv(**{argument: value})
 
 

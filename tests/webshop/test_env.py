@@ -227,7 +227,7 @@ def test_generated_dataset_rejects_data_files(tmp_path):
 )
 def test_every_argument_is_checked_by_name(argument, value, error):
     """Regression: ``generator_seed="abc"`` was accepted and ``num_products=2.5`` failed far away."""
-    with pytest.raises(error, match=f"^WebShopEnv: {argument} must be"):
+    with pytest.raises(error, match=f"^WebShopEnv.{argument} must be"):
         WebShopEnv(**{argument: value})
 
 

@@ -30,15 +30,17 @@ Example:
 from __future__ import annotations
 
 import functools
+import typing
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, cast
+from typing import Annotated, Any, Literal
 
 import numpy as np
 import torch
 
+from agentenvs.core.checks import Bounds, require
 from agentenvs.core.trajectory import TrajectoryGroup
-from agents.algorithms.base import CreditContext, CreditResult, register_credit_rule
+from agents.algorithms.base import CreditConfig, CreditContext, CreditResult, register_credit_rule
 from agents.algorithms.grpo import GRPOCredit
 from agents.algorithms.orsd.rubrics import (
     PATTERN_FAMILIES,
@@ -47,25 +49,24 @@ from agents.algorithms.orsd.rubrics import (
     contrastive_rubric_bundles,
     propose_rubric_bundles,
 )
-from agents.algorithms.orsd.selection import ALIGNMENT_METRICS, judged_bundle, select_rubric_bundle
-from agents.algorithms.orsd.shaping import SHIFT_NORMALIZATIONS, orsd_token_advantages, shaping_stats
+from agents.algorithms.orsd.selection import AlignmentMetric, judged_bundle, select_rubric_bundle
+from agents.algorithms.orsd.shaping import ShiftNormalization, orsd_token_advantages, shaping_stats
 from agents.algorithms.orsd.verifiers import LMVerifier, LogprobVerifier, ProgrammaticVerifier, Verifier
 from agents.algorithms.privileged.endpoints import CompleteFn
 from agents.algorithms.privileged.environment import combine_privileged, env_privileged_rows
 from agents.algorithms.privileged.options import (
     PrivilegedOptions,
     answer_ids,
-    check,
-    is_count,
-    options_from_dict,
     policy_complete,
 )
-from agents.algorithms.privileged.shift import Placement, privileged_logprob_shift
+from agents.algorithms.privileged.shift import privileged_logprob_shift
 from agents.policy.transformers_policy import TransformersPolicy
 from agents.rollout import RolloutBatch
 
-PROPOSERS = ("programmatic", "policy", "endpoint")
-VERIFIERS = ("programmatic", "reference", "local", "endpoint")
+Proposer = Literal["programmatic", "policy", "endpoint"]
+PROPOSERS: tuple[str, ...] = typing.get_args(Proposer)
+VerifierKind = Literal["programmatic", "reference", "local", "endpoint"]
+VERIFIERS: tuple[str, ...] = typing.get_args(VerifierKind)
 
 
 @dataclass(frozen=True)
@@ -76,69 +77,50 @@ class ORSDOptions(PrivilegedOptions):
     selected bundles kept per step) are those of :class:`PrivilegedOptions`.
     """
 
-    num_bundles: int = 4
+    num_bundles: Annotated[int, Bounds(1)] = 4
     """K: candidate bundles per group (programmatic: at most one per pattern family)."""
-    proposer: str = "programmatic"
+    proposer: Proposer = "programmatic"
     """Who writes bundles: ``programmatic`` (contrastive patterns), ``policy`` (the current policy,
     sampling) or ``endpoint`` (an OpenAI-compatible server)."""
-    verifier: str = "programmatic"
+    verifier: VerifierKind = "programmatic"
     """Frozen judge: ``programmatic``, ``reference`` (the frozen initial policy, yes/no likelihood),
     ``local`` (another local model, ``verifier_model``) or ``endpoint``."""
     verifier_model: str = ""
     """Model name or folder for ``verifier="local"``."""
-    max_items: int = 5
+    max_items: Annotated[int, Bounds(1)] = 5
     """Rubric items per bundle."""
     pattern_families: tuple[str, ...] = PATTERN_FAMILIES
     """Programmatic proposer: pattern families, one bundle each (in this order)."""
-    min_gap: float = 0.5
+    min_gap: Annotated[float, Bounds(0, 1, min_inclusive=False)] = 0.5
     """Programmatic proposer: least |P(pattern | success) − P(pattern | failure)| for an item."""
-    alignment_metric: str = "point_biserial"
+    alignment_metric: AlignmentMetric = "point_biserial"
     """How a bundle's satisfaction is compared with success: point_biserial, accuracy or auc."""
     min_alignment: float = 0.0
     """A bundle is selectable only with alignment strictly above this."""
-    coef: float = 0.2
+    coef: Annotated[float, Bounds(0)] = 0.2
     """λ: weight of the clipped shift added to A_i."""
-    clip: float = 1.0
+    clip: Annotated[float, Bounds(0, min_inclusive=False)] = 1.0
     """c: Δ is clipped to [−c, c] before scaling."""
-    normalize: str = "none"
+    normalize: ShiftNormalization = "none"
     """Per-trajectory normalisation of Δ: none, std or mean_std."""
 
-    def __post_init__(self) -> None:
-        name = "ORSDOptions"
-        check(name, "num_bundles", is_count(self.num_bundles, 1), "an integer >= 1", self.num_bundles)
-        check(name, "proposer", self.proposer in PROPOSERS, f"one of {PROPOSERS}", self.proposer)
-        check(name, "verifier", self.verifier in VERIFIERS, f"one of {VERIFIERS}", self.verifier)
-        check(
+    def check_relations(self) -> None:
+        name = type(self).__name__
+        require(
+            self.verifier != "local" or bool(self.verifier_model),
             name,
             "verifier_model",
-            self.verifier != "local" or bool(self.verifier_model),
             "a model name or folder when verifier='local'",
             self.verifier_model,
         )
-        check(name, "max_items", is_count(self.max_items, 1), "an integer >= 1", self.max_items)
-        families = tuple(self.pattern_families)
-        check(
+        require(
+            set(self.pattern_families) <= set(PATTERN_FAMILIES),
             name,
             "pattern_families",
-            bool(families) and set(families) <= set(PATTERN_FAMILIES),
             f"a non-empty subset of {PATTERN_FAMILIES}",
             self.pattern_families,
         )
-        object.__setattr__(self, "pattern_families", families)
-        check(name, "min_gap", 0 < self.min_gap <= 1, "in (0, 1]", self.min_gap)
-        check(
-            name,
-            "alignment_metric",
-            self.alignment_metric in ALIGNMENT_METRICS,
-            f"one of {ALIGNMENT_METRICS}",
-            self.alignment_metric,
-        )
-        check(name, "coef", self.coef >= 0, ">= 0", self.coef)
-        check(name, "clip", self.clip > 0, "> 0", self.clip)
-        check(
-            name, "normalize", self.normalize in SHIFT_NORMALIZATIONS, f"one of {SHIFT_NORMALIZATIONS}", self.normalize
-        )
-        super().__post_init__()
+        super().check_relations()
 
     @property
     def endpoint_users(self) -> tuple[str, ...]:
@@ -173,9 +155,11 @@ class ORSDCredit(GRPOCredit):
     (and, with ``env_pi``, the env PI of the first ``log_examples`` rows).
     """
 
-    def __init__(self, config: Any = None) -> None:
+    options_type = ORSDOptions
+    opts: ORSDOptions
+
+    def __init__(self, config: CreditConfig | None = None) -> None:
         super().__init__(config)
-        self.opts = options_from_dict(ORSDOptions, self.options, "orsd")
         self._local_verifier_policy: TransformersPolicy | None = None
 
     @property
@@ -298,7 +282,7 @@ class ORSDCredit(GRPOCredit):
                 batch.response_mask,
                 privileged,
                 tasks=[trajectories[i].task for i in rows] if trajectories else None,
-                placement=cast(Placement, opts.placement),
+                placement=opts.placement,
                 base_logprobs=None if opts.rescore_without_pi else batch.old_logprobs,
                 reuse_prompt_cache=opts.reuse_prompt_cache,
             )

@@ -31,14 +31,17 @@ Example:
 from __future__ import annotations
 
 import math
+import typing
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Literal
 
 import numpy as np
 
 from agents.algorithms.orsd.rubrics import RubricBundle
 
-ALIGNMENT_METRICS: tuple[str, ...] = ("point_biserial", "accuracy", "auc")
+AlignmentMetric = Literal["point_biserial", "accuracy", "auc"]
+ALIGNMENT_METRICS: tuple[str, ...] = typing.get_args(AlignmentMetric)
 ALIGNMENT_TOLERANCE = 1e-9
 """Alignments closer than this are equal for selection (far above rounding, far below any real gap:
 with at most a few hundred trajectories distinct alignments differ by more than 1e-6)."""

@@ -21,9 +21,13 @@ Example:
 
 from __future__ import annotations
 
+import typing
+from typing import Literal
+
 import torch
 
-SHIFT_NORMALIZATIONS: tuple[str, ...] = ("none", "std", "mean_std")
+ShiftNormalization = Literal["none", "std", "mean_std"]
+SHIFT_NORMALIZATIONS: tuple[str, ...] = typing.get_args(ShiftNormalization)
 
 
 def normalize_shift(

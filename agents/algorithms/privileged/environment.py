@@ -31,14 +31,16 @@ Example:
 from __future__ import annotations
 
 import json
+import typing
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, Literal
 
 from agentenvs.core.trajectory import Trajectory
 from agents.algorithms.privileged.text import shorten
 from agents.rollout import RolloutBatch
 
-ENV_PI_MODES: tuple[str, ...] = ("none", "replace", "add")
+EnvPIMode = Literal["none", "replace", "add"]
+ENV_PI_MODES: tuple[str, ...] = typing.get_args(EnvPIMode)
 """``none``: PI only from the group's trajectories (the papers); ``replace``: only the env's;
 ``add``: the group's PI, then the env's (the env's alone where the group gives none)."""
 

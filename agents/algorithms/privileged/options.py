@@ -1,61 +1,40 @@
-"""The options ORSD and TASPO share, and how a rule's options come from ``config.credit_options``.
+"""The options ORSD and TASPO share.
 
 :class:`PrivilegedOptions` holds the fields both rules take (where PI goes, the endpoint,
-scoring shortcuts, logging, the env-PI extension) and checks them once; ``ORSDOptions`` and ``TASPOOptions``
-extend it with their own fields.
+scoring shortcuts, logging, the env-PI extension); ``ORSDOptions`` and ``TASPOOptions``
+extend it with their own fields. Every field is checked once, from its annotation
+(:class:`~agentenvs.core.checks.Checked`), when ``GRPOConfig`` is built.
 
 Example:
-    >>> from dataclasses import dataclass
-    >>> @dataclass(frozen=True)
-    ... class Knobs:
-    ...     size: int = 2
-    >>> options_from_dict(Knobs, {"size": 3}, "demo").size
-    3
-    >>> options_from_dict(Knobs, {"sise": 3}, "demo")
+    >>> PrivilegedOptions(env_pi_keys="goal, expert_plan").env_pi_keys
+    ('goal', 'expert_plan')
+    >>> PrivilegedOptions(placement="middle")
     Traceback (most recent call last):
     ...
-    ValueError: unknown demo credit option(s) ['sise']; known: ['size']
+    ValueError: PrivilegedOptions.placement must be one of 'after_task', 'prompt_start', 'prompt_end', got 'middle'
 """
 
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import Annotated
 
+from agentenvs.core.checks import Bounds, Checked
 from agentenvs.core.trajectory import Trajectory, TrajectoryGroup
+from agents.algorithms.base import options_from_dict
 from agents.algorithms.privileged.endpoints import CompleteFn, OpenAIChatClient
-from agents.algorithms.privileged.environment import DEFAULT_ENV_PI_KEYS, ENV_PI_MODES
-from agents.algorithms.privileged.shift import PLACEMENTS
+from agents.algorithms.privileged.environment import DEFAULT_ENV_PI_KEYS, EnvPIMode
+from agents.algorithms.privileged.shift import Placement
 from agents.policy.protocol import Policy
 
-T = TypeVar("T")
-
-
-def options_from_dict(cls: type[T], values: Mapping[str, Any] | None, rule: str) -> T:
-    """``cls(**values)`` after checking every key is a field of ``cls``."""
-    known = [field.name for field in dataclasses.fields(cls)]  # type: ignore[arg-type]
-    unknown = sorted(set(values or {}) - set(known))
-    if unknown:
-        raise ValueError(f"unknown {rule} credit option(s) {unknown}; known: {sorted(known)}")
-    return cls(**dict(values or {}))
-
-
-def check(owner: str, name: str, ok: bool, requirement: str, value: Any) -> None:
-    """Raises ``ValueError('{owner}.{name} must be {requirement}, got {value!r}')`` unless ``ok``."""
-    if not ok:
-        raise ValueError(f"{owner}.{name} must be {requirement}, got {value!r}")
-
-
-def is_count(value: Any, minimum: int) -> bool:
-    """Whether ``value`` is an int (not a bool) of at least ``minimum``."""
-    return isinstance(value, int) and not isinstance(value, bool) and value >= minimum
+__all__ = ["PrivilegedOptions", "answer_ids", "options_from_dict", "policy_complete"]
 
 
 @dataclass(frozen=True)
-class PrivilegedOptions:
-    """Fields ORSD and TASPO share; subclasses add theirs and call ``super().__post_init__()``."""
+class PrivilegedOptions(Checked):
+    """Fields ORSD and TASPO share; subclasses add theirs (and extend ``check_relations``)."""
 
     endpoint_url: str = ""
     """OpenAI-compatible API root, where a component of the rule is ``endpoint``."""
@@ -63,7 +42,7 @@ class PrivilegedOptions:
     """Model name served at ``endpoint_url``."""
     endpoint_api_key_env: str = "OPENAI_API_KEY"
     """Environment variable with the endpoint's API key (optional)."""
-    placement: str = "prompt_end"
+    placement: Placement = "prompt_end"
     """Where the PI goes in the prompt: prompt_end (after the observation and the admissible actions,
     right before the response), after_task (after the task line) or prompt_start."""
     rescore_without_pi: bool = False
@@ -77,11 +56,11 @@ class PrivilegedOptions:
     These two defaults are the fast path: with the quick start's top-layer LoRA the update itself runs
     only the top layers on cached trunk states, so a full-depth PI pass over the whole prompt would
     cost more than the update (WebShop quick start, one batch: ORSD's credit 36.6 s -> 7.2 s)."""
-    lm_max_new_tokens: int = 192
+    lm_max_new_tokens: Annotated[int, Bounds(1)] = 192
     """Token limit when the policy writes rubric bundles / guidance (its stop strings are off)."""
-    log_examples: int = 2
+    log_examples: Annotated[int, Bounds(0)] = 2
     """Readable examples (selected rubrics, turn PI) kept per step for people to read."""
-    env_pi: str = "none"
+    env_pi: EnvPIMode = "none"
     """**Extension of the papers** (the on-policy self-distillation setting, OPID/SDAR): PI from the
     env's ``info["privileged"]`` (:mod:`~agents.algorithms.privileged.environment`). ``none`` (the
     papers' behaviour: PI only from the group's trajectories), ``replace`` (the env's PI only) or
@@ -89,7 +68,7 @@ class PrivilegedOptions:
     env_pi_keys: tuple[str, ...] = DEFAULT_ENV_PI_KEYS
     """Which ``info["privileged"]`` entries the env PI shows, in order (a comma-separated string
     works too, as the command line passes it)."""
-    env_pi_max_chars: int = 1500
+    env_pi_max_chars: Annotated[int, Bounds(1)] = 1500
     """Longest env PI text per turn, in characters."""
     success_score: float | None = None
     """**Extension of the papers**: which trajectories count as successful (TASPO's PI sources,
@@ -97,6 +76,11 @@ class PrivilegedOptions:
     env's ``won``. A number: also every trajectory whose score reaches it, for envs with partial
     scores (WebShop's attribute/option/price match) where a small policy rarely wins outright, so
     that with ``won`` alone nearly every group has a uniform outcome and neither rule acts."""
+
+    def __post_init__(self) -> None:
+        if isinstance(self.env_pi_keys, str):  # the command line's "goal,expert_plan"
+            object.__setattr__(self, "env_pi_keys", tuple(key.strip() for key in self.env_pi_keys.split(",")))
+        super().__post_init__()
 
     @property
     def endpoint_users(self) -> tuple[str, ...]:
@@ -118,43 +102,16 @@ class PrivilegedOptions:
         """The chat client of ``endpoint_url`` / ``endpoint_model``."""
         return OpenAIChatClient(self.endpoint_url, self.endpoint_model, api_key_env=self.endpoint_api_key_env)
 
-    def __post_init__(self) -> None:
-        owner = type(self).__name__
-        check(owner, "placement", self.placement in PLACEMENTS, f"one of {PLACEMENTS}", self.placement)
-        for name in ("rescore_without_pi", "reuse_prompt_cache"):
-            check(owner, name, isinstance(getattr(self, name), bool), "True or False", getattr(self, name))
-        check(
-            owner, "lm_max_new_tokens", is_count(self.lm_max_new_tokens, 1), "an integer >= 1", self.lm_max_new_tokens
-        )
-        check(owner, "log_examples", is_count(self.log_examples, 0), "an integer >= 0", self.log_examples)
-        check(owner, "env_pi", self.env_pi in ENV_PI_MODES, f"one of {ENV_PI_MODES}", self.env_pi)
-        keys = self.env_pi_keys
-        keys = tuple(key.strip() for key in keys.split(",")) if isinstance(keys, str) else tuple(keys)
-        check(
-            owner,
-            "env_pi_keys",
-            bool(keys) and all(isinstance(key, str) and key for key in keys),
-            "a non-empty list of info['privileged'] keys",
-            self.env_pi_keys,
-        )
-        object.__setattr__(self, "env_pi_keys", keys)
-        check(owner, "env_pi_max_chars", is_count(self.env_pi_max_chars, 1), "an integer >= 1", self.env_pi_max_chars)
-        score = self.success_score
-        check(
-            owner,
-            "success_score",
-            score is None or (isinstance(score, (int, float)) and not isinstance(score, bool)),
-            "None or a number",
-            score,
-        )
+    def check_relations(self) -> None:
+        super().check_relations()
         users = self.endpoint_users
         if users:
             try:
                 self.endpoint()  # the client checks its URL and model name
             except ValueError as error:
                 raise ValueError(
-                    f"{owner}.endpoint_url / endpoint_model are needed when {' and '.join(users)} is 'endpoint': "
-                    f"{error}"
+                    f"{type(self).__name__}.endpoint_url / endpoint_model are needed when {' and '.join(users)} "
+                    f"is 'endpoint': {error}"
                 ) from None
 
 

@@ -19,13 +19,14 @@ Example:
 
 from __future__ import annotations
 
+import typing
 from collections.abc import Sequence
 from typing import Literal, Protocol
 
 import torch
 
 Placement = Literal["after_task", "prompt_start", "prompt_end"]
-PLACEMENTS: tuple[str, ...] = ("after_task", "prompt_start", "prompt_end")
+PLACEMENTS: tuple[str, ...] = typing.get_args(Placement)
 
 
 class ScoreFn(Protocol):

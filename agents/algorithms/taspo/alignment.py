@@ -20,13 +20,16 @@ Example:
 
 from __future__ import annotations
 
+import typing
 from collections.abc import Sequence
+from typing import Literal
 
 from agentenvs.core.trajectory import Trajectory
 from agents.algorithms.privileged.text import mentions, observations_up_to
 from agents.algorithms.taspo.guidance import GuidanceItem
 
-ANCHOR_MATCHES: tuple[str, ...] = ("all", "any")
+AnchorMatch = Literal["all", "any"]
+ANCHOR_MATCHES: tuple[str, ...] = typing.get_args(AnchorMatch)
 
 
 def align_guidance(

@@ -27,31 +27,36 @@ Example:
     >>> TASPOOptions(epsilon_w=1.0)
     Traceback (most recent call last):
     ...
-    ValueError: TASPOOptions.epsilon_w must be in [0, 1) so weights stay positive, got 1.0
+    ValueError: TASPOOptions.epsilon_w must be a finite number in [0, 1), got 1.0
 """
 
 from __future__ import annotations
 
+import typing
 from dataclasses import dataclass
-from typing import Any, cast
+from typing import Annotated, Any, Literal
 
 import torch
 
+from agentenvs.core.checks import Bounds
 from agentenvs.core.trajectory import Trajectory
-from agents.algorithms.base import CreditContext, CreditResult, register_credit_rule
+from agents.algorithms.base import CreditConfig, CreditContext, CreditResult, register_credit_rule
 from agents.algorithms.grpo import GRPOCredit
 from agents.algorithms.privileged.endpoints import CompleteFn
 from agents.algorithms.privileged.environment import combine_privileged, env_privileged_rows
-from agents.algorithms.privileged.options import PrivilegedOptions, check, is_count, options_from_dict, policy_complete
-from agents.algorithms.privileged.shift import Placement, privileged_logprob_shift
-from agents.algorithms.taspo.alignment import ANCHOR_MATCHES, align_guidance, render_guidance
+from agents.algorithms.privileged.options import PrivilegedOptions, policy_complete
+from agents.algorithms.privileged.shift import privileged_logprob_shift
+from agents.algorithms.taspo.alignment import AnchorMatch, align_guidance, render_guidance
 from agents.algorithms.taspo.guidance import Analysis, lm_guidance, raw_trajectory_text, rule_based_guidance
 from agents.algorithms.taspo.weights import trajectory_row_weights, weight_stats, weighted_token_advantages
 from agents.rollout import RolloutBatch
 
-ANALYZERS = ("rule", "policy", "endpoint")
-PI_SOURCES = ("aligned", "unaligned", "raw_trajectory")
-SUPPORT_LEVELS = ("action", "token")
+Analyzer = Literal["rule", "policy", "endpoint"]
+ANALYZERS: tuple[str, ...] = typing.get_args(Analyzer)
+PISource = Literal["aligned", "unaligned", "raw_trajectory"]
+PI_SOURCES: tuple[str, ...] = typing.get_args(PISource)
+SupportLevel = Literal["action", "token"]
+SUPPORT_LEVELS: tuple[str, ...] = typing.get_args(SupportLevel)
 
 
 @dataclass(frozen=True)
@@ -62,43 +67,28 @@ class TASPOOptions(PrivilegedOptions):
     turn PIs kept per step) are those of :class:`PrivilegedOptions`.
     """
 
-    analyzer: str = "rule"
+    analyzer: Analyzer = "rule"
     """Who writes guidance: ``rule`` (from successful siblings' actions/observations), ``policy``
     (the current policy) or ``endpoint`` (an OpenAI-compatible server)."""
-    pi_source: str = "aligned"
+    pi_source: PISource = "aligned"
     """PI per turn: ``aligned`` guidance, ``unaligned`` (all guidance everywhere; ablation) or
     ``raw_trajectory`` (a successful sibling's actions; ablation)."""
-    support_level: str = "action"
+    support_level: SupportLevel = "action"
     """``action``: one support per turn from its action tokens; ``token``: per-token (ablation)."""
-    kappa: float = 0.05
+    kappa: Annotated[float, Bounds(0)] = 0.05
     """κ: token shifts with |Δ| below this count as 0 in the support."""
-    epsilon_w: float = 0.5
-    """ε_w: weights lie in [1 − ε_w, 1 + ε_w]."""
-    anchor_match: str = "all"
+    epsilon_w: Annotated[float, Bounds(0, 1, max_inclusive=False)] = 0.5
+    """ε_w: weights lie in [1 − ε_w, 1 + ε_w] (below 1, so weights stay positive)."""
+    anchor_match: AnchorMatch = "all"
     """An item aligns when ``all`` (or ``any``) of its anchors were observed by that turn."""
-    max_guidance_items: int = 24
+    max_guidance_items: Annotated[int, Bounds(1)] = 24
     """Items an analyzer keeps per group."""
-    max_pi_items: int = 6
+    max_pi_items: Annotated[int, Bounds(1)] = 6
     """Aligned items shown per turn."""
     show_evidence: bool = False
     """Append each item's evidence to the PI text."""
     include_self: bool = False
     """Let a successful target use its own trajectory as a PI source."""
-
-    def __post_init__(self) -> None:
-        name = "TASPOOptions"
-        check(name, "analyzer", self.analyzer in ANALYZERS, f"one of {ANALYZERS}", self.analyzer)
-        check(name, "pi_source", self.pi_source in PI_SOURCES, f"one of {PI_SOURCES}", self.pi_source)
-        check(
-            name, "support_level", self.support_level in SUPPORT_LEVELS, f"one of {SUPPORT_LEVELS}", self.support_level
-        )
-        check(name, "kappa", self.kappa >= 0, ">= 0", self.kappa)
-        check(name, "epsilon_w", 0 <= self.epsilon_w < 1, "in [0, 1) so weights stay positive", self.epsilon_w)
-        check(name, "anchor_match", self.anchor_match in ANCHOR_MATCHES, f"one of {ANCHOR_MATCHES}", self.anchor_match)
-        for field_name in ("max_guidance_items", "max_pi_items"):
-            value = getattr(self, field_name)
-            check(name, field_name, is_count(value, 1), "an integer >= 1", value)
-        super().__post_init__()
 
     @property
     def endpoint_users(self) -> tuple[str, ...]:
@@ -114,9 +104,11 @@ class TASPOCredit(GRPOCredit):
     ``examples`` a few turns' PI text.
     """
 
-    def __init__(self, config: Any = None) -> None:
+    options_type = TASPOOptions
+    opts: TASPOOptions
+
+    def __init__(self, config: CreditConfig | None = None) -> None:
         super().__init__(config)
-        self.opts = options_from_dict(TASPOOptions, self.options, "taspo")
 
     @property
     def reuses_prompt_caches(self) -> bool:
@@ -222,7 +214,7 @@ class TASPOCredit(GRPOCredit):
                 score_mask,
                 to_score,
                 tasks=[trajectories[i].task for i in batch.trajectory_index.tolist()] if trajectories else None,
-                placement=cast(Placement, opts.placement),
+                placement=opts.placement,
                 base_logprobs=None if opts.rescore_without_pi else batch.old_logprobs,
                 reuse_prompt_cache=opts.reuse_prompt_cache,
             )

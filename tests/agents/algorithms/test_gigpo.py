@@ -147,7 +147,7 @@ def test_options_validate_and_name_the_field():
         GiGPOOptions(similarity_threshold=0)
     with pytest.raises(ValueError, match="GiGPOOptions.step_weight"):
         GiGPOOptions(step_weight=-1.0)
-    with pytest.raises(ValueError, match="GiGPOOptions.step_weight must be a number >= 0, got 'high'"):
+    with pytest.raises(ValueError, match="GiGPOOptions.step_weight must be a finite number >= 0, got 'high'"):
         GiGPOOptions(step_weight="high")
     with pytest.raises(ValueError, match="GiGPOOptions.log_examples must be an integer >= 0"):
         GiGPOOptions(log_examples=-1)

@@ -1,0 +1,205 @@
+"""Settings groups shared by the SFT and the RL stage, each field defined, documented and checked once.
+
+A run's config is built from these groups (``GRPOConfig`` and ``SFTConfig`` inherit them, as
+TRL's configs inherit ``TrainingArguments``), so the field names stay flat where users type
+them (``GRPOConfig(learning_rate=...)``, ``--config.learning-rate``) while each meaning lives
+in one place:
+
+- :class:`PromptSettings`: what the prompt shows (both stages must agree, or SFT teaches
+  prompts RL never shows);
+- :class:`EnvSettings`: the env's keyword arguments and turn limit;
+- :class:`OptimSettings`: AdamW, its schedule, clipping and micro-batching;
+- :class:`LoraSettings`: the adapter;
+- :class:`RunSettings`: output folder, resume, seed, device, dtype, progress bars.
+
+Every field is checked at construction from its annotation (:func:`agentenvs.core.checks.check_fields`:
+type, range, choices; NaN and infinity never pass) and relations between fields in
+:meth:`Settings.check_relations`; the error names ``ClassName.field``. ``X.of(config)`` is the
+group ``X`` of any config holding its fields (e.g. ``PromptSettings.of(sft) == PromptSettings.of(rl)``).
+
+Example:
+    >>> PromptSettings(history_length=3).history_length
+    3
+    >>> OptimSettings(learning_rate=float("nan"))
+    Traceback (most recent call last):
+    ...
+    ValueError: OptimSettings.learning_rate must be a finite number >= 0, got nan
+    >>> OptimSettings(learning_rate="1e-5")
+    Traceback (most recent call last):
+    ...
+    agentenvs.core.checks.WrongTypeError: OptimSettings.learning_rate must be a finite number >= 0, got '1e-5'
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from dataclasses import dataclass, field
+from typing import Annotated, Any, Literal, TypeVar
+
+from agentenvs.core.checks import NON_EMPTY, Bounds, Checked
+from agentenvs.core.registration import check_env_kwargs, env_constructor
+from agents.policy import LoraOptions
+from wrappers.prompting import PromptBuilder
+
+OptionValue = bool | int | float | str
+"""A scalar option value (tyro parses ``key value`` pairs from the command line)."""
+
+Count = Annotated[int, Bounds(1)]
+"""An integer >= 1."""
+Size = Annotated[int, Bounds(0)]
+"""An integer >= 0."""
+NonNegative = Annotated[float, Bounds(0)]
+"""A finite number >= 0."""
+Positive = Annotated[float, Bounds(0, min_inclusive=False)]
+"""A finite number > 0."""
+
+DTYPES = ("float32", "bfloat16", "float16", "float64")
+Dtype = Literal["float32", "bfloat16", "float16", "float64"]
+LrSchedule = Literal["constant", "linear", "cosine"]
+
+S = TypeVar("S", bound="Settings")
+
+
+class Settings(Checked):
+    """Base of a run's settings groups: each field checked once (:class:`~agentenvs.core.checks.Checked`),
+    plus conversion to and from JSON and the view of one group in a whole config."""
+
+    @classmethod
+    def of(cls: type[S], settings: Any) -> S:
+        """This group's fields of ``settings`` (any config that holds them) as a ``cls``."""
+        return cls(**{f.name: getattr(settings, f.name) for f in dataclasses.fields(cls)})  # type: ignore[arg-type]
+
+    def to_dict(self) -> dict[str, Any]:
+        """The settings as JSON values."""
+        return json.loads(json.dumps(dataclasses.asdict(self)))  # type: ignore[call-overload]
+
+    @classmethod
+    def from_dict(cls: type[S], data: dict[str, Any]) -> S:
+        """Rebuilds settings; unknown keys are an error naming them."""
+        known = {f.name for f in dataclasses.fields(cls)}  # type: ignore[arg-type]
+        unknown = sorted(set(data) - known)
+        if unknown:
+            raise ValueError(f"unknown {cls.__name__} field(s): {unknown}")
+        return cls(**data)
+
+
+@dataclass
+class RunSettings(Settings):
+    """Where a run writes, how it starts, and on what it runs."""
+
+    output_dir: Annotated[str, NON_EMPTY] = "runs/grpo"
+    """Folder for metrics, TensorBoard events, checkpoints and the plot."""
+    resume: bool = False
+    """Continue from the latest checkpoint in ``output_dir``."""
+    seed: Size = 0
+    """Seeds tasks, sampling and initialisation."""
+    device: Annotated[str, NON_EMPTY] = "cpu"
+    """Torch device."""
+    dtype: Dtype = "float32"
+    """Parameter dtype."""
+    progress: bool = True
+    """Show progress bars."""
+
+
+@dataclass
+class EnvSettings(Settings):
+    """The env a run plays: its keyword arguments and turn limit."""
+
+    max_turns: Annotated[int | None, Bounds(1)] = None
+    """Env step limit per episode (None: the env's default)."""
+    env_kwargs: dict[str, OptionValue] = field(default_factory=dict)
+    """Keyword arguments for the env (e.g. ``{"observation_mode": "text_compact"}``)."""
+
+    def env_kwargs_with_limit(self) -> dict[str, Any]:
+        """``env_kwargs`` with ``max_turns`` added when it is set."""
+        kwargs: dict[str, Any] = dict(self.env_kwargs)
+        if self.max_turns is not None:
+            kwargs["max_turns"] = self.max_turns
+        return kwargs
+
+    def held_out_env_kwargs(self, env_id: str) -> dict[str, Any]:
+        """The evaluation env's keyword arguments: these plus ``split=<held-out split>`` where the env
+        declares one (``TextEnv.held_out_split``) and ``env_kwargs`` name none."""
+        kwargs = self.env_kwargs_with_limit()
+        held_out = getattr(env_constructor(env_id), "held_out_split", None)
+        if held_out is not None and "split" not in kwargs:
+            kwargs["split"] = held_out
+        return kwargs
+
+    def check_env(self, env_id: str, *, field_name: str = "env_kwargs", **extra: Any) -> None:
+        """Checks the env id and these keyword arguments (plus ``extra``) against its constructor.
+
+        Called before any model loads, so a misspelt keyword fails in a second, naming the field.
+        """
+        check_env_kwargs(type(self).__name__, field_name, env_id, {**self.env_kwargs_with_limit(), **extra})
+
+
+@dataclass
+class PromptSettings(Settings):
+    """What each turn's prompt shows; the SFT and RL stages of one recipe must agree on all of it."""
+
+    history_length: Size = 2
+    """Past (observation, action) turns shown in the prompt (per_turn mode)."""
+    history_observations: bool = True
+    """Show past turns' observations in the prompt (False: their actions only, fewer tokens)."""
+    show_admissible: bool = True
+    """List the env's admissible actions in the prompt (False: fewer tokens where the observation
+    shows the clickables anyway, e.g. WebShop pages)."""
+    show_format: bool = True
+    """End prompts with the env's output-format instruction."""
+    prompt_preamble: str = "You are an agent solving a task step by step."
+    """First line of every prompt ("" for none)."""
+    system_prompt: str | None = None
+    """System message (None: the chat template's default)."""
+    response_prefix: str = ""
+    """Text every response starts with (appended after the chat template, e.g. "<")."""
+
+    def prompt_builder(self) -> PromptBuilder:
+        """The prompt builder these settings describe (``system_prompt`` and ``response_prefix`` go to the policy)."""
+        return PromptBuilder(
+            history_length=self.history_length,
+            history_observations=self.history_observations,
+            show_admissible=self.show_admissible,
+            show_format=self.show_format,
+            preamble=self.prompt_preamble,
+        )
+
+
+@dataclass
+class OptimSettings(Settings):
+    """The optimiser (AdamW), its learning-rate schedule, gradient clipping and accumulation."""
+
+    learning_rate: NonNegative = 1e-5
+    """AdamW learning rate."""
+    weight_decay: NonNegative = 0.0
+    """AdamW weight decay."""
+    lr_scheduler_type: LrSchedule = "constant"
+    """Learning-rate schedule over the run's optimizer steps."""
+    warmup_steps: Size = 0
+    """Optimizer steps of linear warm-up."""
+    micro_batch_size: Count = 8
+    """Rows per forward/backward (SFT: demonstrations; RL conversation mode: whole trajectories);
+    gradients accumulate up to an optimizer step's batch."""
+    max_grad_norm: NonNegative = 1.0
+    """Gradient clipping norm (0: no clipping)."""
+
+
+@dataclass
+class LoraSettings(Settings):
+    """The LoRA adapter trained instead of all weights."""
+
+    lora: bool = False
+    """Train a LoRA adapter instead of all weights."""
+    lora_rank: Count = 16
+    """LoRA rank."""
+    lora_alpha: Count = 32
+    """LoRA alpha."""
+    lora_top_layers: Annotated[int | None, Bounds(1)] = None
+    """Adapt only the last N transformer layers (None: all; fewer layers, cheaper backward)."""
+
+    def lora_options(self) -> LoraOptions | None:
+        """The policy's adapter options (None: train all weights)."""
+        if not self.lora:
+            return None
+        return LoraOptions(rank=self.lora_rank, alpha=self.lora_alpha, top_layers=self.lora_top_layers)

@@ -1,0 +1,129 @@
+"""Every field of every settings class rejects a bad value with an error naming it, before any model loads."""
+
+import dataclasses
+import math
+import types
+import typing
+
+import pytest
+
+import agentenvs  # noqa: F401  (registers the envs)
+import agents
+from agentenvs.core.checks import NON_EMPTY, Bounds, Checked
+from agents import GRPOAgent, GRPOConfig
+from agents.settings import EnvSettings, LoraSettings, OptimSettings, PromptSettings, RunSettings
+from agents.sft import SFTAgent, SFTConfig
+
+
+def settings_classes() -> list[type]:
+    """Every concrete settings dataclass the packages define (``Checked`` subclasses, found transitively)."""
+    assert agents.algorithms.CREDIT_RULES  # the rules' options classes are imported
+    found, stack = [], [Checked]
+    while stack:
+        cls = stack.pop()
+        for sub in cls.__subclasses__():
+            stack.append(sub)
+            if dataclasses.is_dataclass(sub) and sub.__module__.split(".")[0] in ("agents", "agentenvs", "wrappers"):
+                found.append(sub)
+    return sorted(set(found), key=lambda c: c.__qualname__)
+
+
+def bad_values(annotation) -> list:
+    """Values that break a field's rule: a foreign type always, then by the annotation's type and metadata."""
+    values: list = [object()]
+    bounds, non_empty = Bounds(), False
+    if typing.get_origin(annotation) is typing.Annotated:
+        annotation, *metadata = typing.get_args(annotation)
+        bounds = next((m for m in metadata if isinstance(m, Bounds)), bounds)
+        non_empty = NON_EMPTY in metadata
+    if typing.get_origin(annotation) in (typing.Union, types.UnionType):
+        members = [m for m in typing.get_args(annotation) if m is not type(None)]
+        annotation = members[0] if len(members) == 1 else None
+    if typing.get_origin(annotation) is typing.Literal:
+        values.append("no-such-choice")
+    elif annotation is bool:
+        values += ["yes", 1]
+    elif annotation in (int, float):
+        values += ["3", True]
+        if annotation is int:
+            values.append(2.5)
+        else:
+            values += [math.nan, math.inf]
+        if bounds.minimum is not None:
+            values.append(bounds.minimum - 1 if bounds.min_inclusive else bounds.minimum)
+        if bounds.maximum is not None:
+            values.append(bounds.maximum + 1 if bounds.max_inclusive else bounds.maximum)
+    elif annotation is str:
+        values.append(3)
+        if non_empty:
+            values.append("")
+    elif typing.get_origin(annotation) is dict:
+        values += [["a", 1], {"key": [1, 2]}, {3: "value"}]
+    elif typing.get_origin(annotation) is tuple:
+        values += [(), ("",), (1,)]
+    return values
+
+
+CASES = [
+    pytest.param(cls, field.name, value, id=f"{cls.__name__}.{field.name}={value!r}")
+    for cls in settings_classes()
+    for field in dataclasses.fields(cls)
+    for value in bad_values(typing.get_type_hints(cls, include_extras=True)[field.name])
+]
+
+
+def test_the_settings_classes_are_all_found():
+    names = {cls.__name__ for cls in settings_classes()}
+    assert {"GRPOConfig", "SFTConfig", "PromptSettings", "EnvSettings", "OptimSettings", "LoraSettings"} <= names
+    assert {"RunSettings", "GiGPOOptions", "ORSDOptions", "TASPOOptions", "PrivilegedOptions"} <= names
+    assert len(CASES) > 400
+
+
+@pytest.mark.parametrize(("cls", "name", "value"), CASES)
+def test_a_bad_value_is_refused_naming_the_field(cls, name, value):
+    with pytest.raises(ValueError, match=rf"^{cls.__name__}\.{name}\b"):
+        cls(**{name: value})
+
+
+@pytest.mark.parametrize("cls", [GRPOConfig, SFTConfig, PromptSettings, EnvSettings, OptimSettings, LoraSettings])
+def test_defaults_pass_and_round_trip_through_json(cls):
+    assert cls.from_dict(cls().to_dict()) == cls()
+
+
+def test_groups_are_views_of_a_whole_config():
+    config = GRPOConfig(history_length=5, max_turns=3, learning_rate=0.5, lora=True, seed=7)
+    assert PromptSettings.of(config).history_length == 5 and EnvSettings.of(config).max_turns == 3
+    assert OptimSettings.of(config).learning_rate == 0.5 and LoraSettings.of(config).lora
+    assert RunSettings.of(config).seed == 7
+    assert PromptSettings.of(SFTConfig(history_length=5)) == PromptSettings.of(config)
+
+
+def test_numbers_are_normalised_once():
+    config = GRPOConfig(learning_rate=1, temperature=2)
+    assert isinstance(config.learning_rate, float) and isinstance(config.temperature, float)
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({"env_kwargs": {"topk": 1}}, r"GRPOConfig\.env_kwargs has 'topk', which SearchQA-v0 does not take"),
+        ({"env_kwargs": {"reward": "bleu"}}, r"GRPOConfig\.env_kwargs\['reward'\] must be one of 'em', 'f1'"),
+        ({"env_kwargs": {"top_k": 1.5}}, r"GRPOConfig\.env_kwargs\['top_k'\] must be an integer"),
+        ({"eval_env_kwargs": {"splt": "test"}}, r"GRPOConfig\.eval_env_kwargs has 'splt'"),
+    ],
+)
+def test_env_kwargs_are_checked_against_the_env_before_the_model_loads(monkeypatch, kwargs, message):
+    def no_model(*args, **kwargs):
+        raise AssertionError("the model was loaded before the env settings were checked")
+
+    monkeypatch.setattr(agents.agent, "build_policy", no_model)
+    with pytest.raises(ValueError, match=message):
+        GRPOAgent("tiny-random-qwen3", "SearchQA-v0", GRPOConfig(**kwargs))
+
+
+def test_sft_env_kwargs_and_env_id_are_checked_before_the_model_loads(monkeypatch):
+    monkeypatch.setattr(agents.sft.agent, "TransformersPolicy", None)  # calling it would raise TypeError
+    with pytest.raises(ValueError, match=r"SFTConfig\.env_kwargs has 'page_size', which WebShop-v0 does not take"):
+        SFTAgent("tiny-random-qwen3", "WebShop-v0", SFTConfig(env_kwargs={"page_size": 3}))
+    with pytest.raises(ValueError, match="env id 'WebShop-v9' is not registered"):
+        SFTAgent("tiny-random-qwen3", "WebShop-v9", SFTConfig())
