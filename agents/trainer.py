@@ -35,6 +35,7 @@ import numpy as np
 import torch
 from gymnasium.envs.registration import load_env_creator
 
+from agentenvs.core.prompts import PromptBuilder
 from agents.algorithms.base import CreditContext, CreditResult, make_credit_rule
 from agents.algorithms.loss import policy_loss
 from agents.checkpoint import (
@@ -52,7 +53,6 @@ from agents.distributed.workers import RolloutWorkers
 from agents.evaluation import evaluate_policy
 from agents.policy.protocol import Policy
 from agents.rollout import RolloutBatch
-from wrappers.prompting import PromptBuilder
 
 if TYPE_CHECKING:
     from torch.utils.tensorboard import SummaryWriter
