@@ -19,16 +19,16 @@ FORBIDDEN_TAGS = {
 }
 
 
-def stopped(format: ActionFormat, text: str) -> str:
+def stopped(action_format: ActionFormat, text: str) -> str:
     """``text`` as a generation that stops after the first stop string gives it (stop string kept)."""
-    ends = [text.find(stop) + len(stop) for stop in format.stop_strings if stop in text]
+    ends = [text.find(stop) + len(stop) for stop in action_format.stop_strings if stop in text]
     return text[: min(ends)] if ends else text
 
 
-def carries(format: ActionFormat, action: str) -> bool:
+def carries(action_format: ActionFormat, action: str) -> bool:
     """Whether the rendered action parses back as itself, also when generation stops at a stop string."""
-    rendered = format.render(action)
-    parsed = [format.parse(text) for text in (rendered, stopped(format, rendered))]
+    rendered = action_format.render(action)
+    parsed = [action_format.parse(text) for text in (rendered, stopped(action_format, rendered))]
     return all(result.valid and result.action == action for result in parsed)
 
 
@@ -79,29 +79,32 @@ PLAIN = st.text(st.characters(blacklist_characters="<\n", blacklist_categories=(
 @settings(max_examples=400, deadline=None)
 @given(action=ACTIONS)
 def test_each_format_carries_exactly_the_actions_within_its_limits(action):
-    for name, format in ACTION_FORMATS.items():
-        assert carries(format, action) == within_limits(name, action), (name, action)
+    for name, action_format in ACTION_FORMATS.items():
+        assert carries(action_format, action) == within_limits(name, action), (name, action)
 
 
 @settings(max_examples=200, deadline=None)
 @given(text=PLAIN, tag=st.sampled_from(["search", "answer"]))
 def test_plain_actions_round_trip_and_the_span_holds_exactly_the_action(text, tag):
-    for name, format in ACTION_FORMATS.items():
+    for name, action_format in ACTION_FORMATS.items():
         action = f"<{tag}>{text}</{tag}>" if name == "search_answer" else text
-        rendered = format.render(action)
-        parsed = format.parse(rendered)
+        rendered = action_format.render(action)
+        parsed = action_format.parse(rendered)
         assert parsed.valid == bool(text), (name, action)
         if text:
             assert parsed.action == action and parsed.span.text_of(rendered) == action
-            assert format.parse(stopped(format, rendered)) == parsed  # generation stopped there reads the same
+            # a generation stopped at a stop string reads the same, and it stops right after the
+            # action (a raw action: at the newline that ends its line)
+            assert action_format.parse(stopped(action_format, rendered)) == parsed
+            assert stopped(action_format, rendered + "\nmore text") in (rendered, rendered + "\n")
 
 
 @pytest.mark.parametrize("name", FORMAT_NAMES)
 def test_the_length_limit_is_the_parsers(name):
-    format = ACTION_FORMATS[name]
+    action_format = ACTION_FORMATS[name]
     for length in (MAX_LENGTH[name], MAX_LENGTH[name] + 1):
         action = "<answer>" + "a" * length + "</answer>" if name == "search_answer" else "a" * length
-        assert carries(format, action) == (length == MAX_LENGTH[name])
+        assert carries(action_format, action) == (length == MAX_LENGTH[name])
 
 
 def test_hand_cases_at_the_limits():
@@ -135,9 +138,9 @@ def test_unknown_names_raise_naming_the_choices():
 
 
 def test_records_are_complete_and_frozen():
-    for name, format in ACTION_FORMATS.items():
-        assert format.name == name and format.instruction and format.stop_strings
-        assert all(stop for stop in format.stop_strings)
+    for name, action_format in ACTION_FORMATS.items():
+        assert action_format.name == name and action_format.instruction and action_format.stop_strings
+        assert all(stop for stop in action_format.stop_strings)
     with pytest.raises(AttributeError):
         ACTION_FORMATS["raw"].name = "other"  # type: ignore[misc]
 
@@ -145,15 +148,15 @@ def test_records_are_complete_and_frozen():
 def test_the_compatibility_aliases_are_the_registrys_entries():
     from wrappers import discrete, prompting
 
-    assert dict(actions.PROJECTORS) == {name: format.parse for name, format in ACTION_FORMATS.items()}
+    assert dict(actions.PROJECTORS) == {name: action_format.parse for name, action_format in ACTION_FORMATS.items()}
     assert projection.PROJECTORS is actions.PROJECTORS and projection.get_projector is get_projector
     assert projection.Projection is parsers.Projection
-    assert all(get_projector(name) is format.parse for name, format in ACTION_FORMATS.items())
+    assert all(get_projector(name) is action_format.parse for name, action_format in ACTION_FORMATS.items())
     assert discrete.ACTION_FORMATS == tuple(ACTION_FORMATS)
     assert dict(prompting.FORMAT_INSTRUCTIONS) == {name: f.instruction for name, f in ACTION_FORMATS.items()}
     assert dict(prompting.STOP_STRINGS) == {name: f.stop_strings for name, f in ACTION_FORMATS.items()}
-    for name, format in ACTION_FORMATS.items():
-        assert discrete.format_action("go to desk 1", name) == format.render("go to desk 1")
+    for name, action_format in ACTION_FORMATS.items():
+        assert discrete.format_action("go to desk 1", name) == action_format.render("go to desk 1")
     assert {name: prompting.output_format_for(name) for name in ACTION_FORMATS} == {
         "raw": "raw",
         "think_action": "think_action",
