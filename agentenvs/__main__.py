@@ -29,9 +29,9 @@ from typing import Any, NoReturn
 import gymnasium as gym
 from gymnasium.envs.registration import load_env_creator
 
+from agentenvs.core.actions import ACTION_FORMATS
 from agentenvs.core.env import TextEnv
 from agentenvs.core.fuzzing import agentenvs_ids
-from agentenvs.core.projection import PROJECTORS
 
 PREGENERATE_DOC = """``pregenerate`` makes an env's generated games ahead of training, so that no reset
 waits for a game to be generated and verified::
@@ -263,13 +263,12 @@ def _info(args: argparse.Namespace) -> int:
         text_env = env.unwrapped
         assert isinstance(text_env, TextEnv)
         formats = (
-            ", ".join(f"{name} (default)" if name == text_env.action_format else name for name in PROJECTORS)
+            ", ".join(f"{name} (default)" if name == text_env.action_format else name for name in ACTION_FORMATS)
             + " (action_format=)"
             if found.takes_action_format
             else f"{text_env.action_format} (fixed)"
         )
-        projector = PROJECTORS[text_env.action_format]
-        doc = (projector.__doc__ or "").strip().splitlines()
+        doc = (ACTION_FORMATS[text_env.action_format].parse.__doc__ or "").strip().splitlines()
         rows += [
             ("action format", formats),
             ("  it reads", _plain(doc[0]) if doc else text_env.action_format),

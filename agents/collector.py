@@ -40,10 +40,10 @@ from gymnasium.wrappers.vector import DictInfoToList
 
 from agentenvs.core.groups import make_group_vec
 from agentenvs.core.privileged import privileged_of
+from agentenvs.core.prompts import PromptBuilder, history_action
 from agentenvs.core.ray_vector import WORKER_ERROR_KEY
 from agentenvs.core.trajectory import ActionSpan, Trajectory, TrajectoryGroup, Turn, to_json_value
 from agents.rollout import RolloutBatch, RolloutRow
-from wrappers.prompting import PromptBuilder, history_action
 
 ROLLOUT_MODES: tuple[str, ...] = ("per_turn", "conversation")
 

@@ -19,8 +19,8 @@ candidate actions and maps index ``i`` to the ``i``-th of them:
 ``action_mask`` (``np.int8``, length ``N``: 1 where an index names a candidate) and
 ``candidates_dropped`` (how many did not fit in ``N``); :meth:`DiscreteActions.action_masks`
 returns the mask as booleans (the sb3-contrib ``MaskablePPO`` convention). The chosen
-candidate is passed to the env in its ``action_format`` (``<action>…</action>`` for the
-think formats). An index past the candidates, or anything that is not an integer index,
+candidate is passed to the env rendered in its action format
+(:func:`agentenvs.core.actions.render_action`: ``<action>…</action>`` for the think formats). An index past the candidates, or anything that is not an integer index,
 is passed as an empty action: the env reports it as an invalid action with its usual
 feedback and the turn counts, as for a model that wrote nothing usable. Nothing raises.
 
@@ -50,10 +50,13 @@ import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 
+from agentenvs.core import actions
+from agentenvs.core.actions import render_action
 from agentenvs.core.checks import check_int, is_integer
 
-ACTION_FORMATS = ("raw", "think_action", "think_action_strict", "search_answer")
-"""The ``action_format`` values whose actions this wrapper knows how to write."""
+ACTION_FORMATS: tuple[str, ...] = tuple(actions.ACTION_FORMATS)
+"""The ``action_format`` names this wrapper can write actions in (every registered one):
+kept for compatibility (read :data:`agentenvs.core.actions.ACTION_FORMATS`)."""
 
 _TEMPLATE = re.compile(r"\[<[^\[\]<>]+>\]")
 """A placeholder argument such as WebShop's ``search[<query>]``."""
@@ -133,15 +136,16 @@ def passage_entities(observation: str) -> list[str]:
 
 
 def format_action(action: str, action_format: str) -> str:
-    """``action`` written as the env's projector expects it (see :data:`ACTION_FORMATS`).
+    """``action`` rendered in ``action_format``: kept for compatibility (read ``render_action``).
 
     Example:
         >>> format_action("go to desk 1", "think_action")
         '<think></think><action>go to desk 1</action>'
+
+    Raises:
+        ValueError: for an unknown ``action_format``.
     """
-    if action_format in ("think_action", "think_action_strict"):
-        return f"<think></think><action>{action}</action>"
-    return action
+    return render_action(action, action_format)
 
 
 class DiscreteActions(gym.Wrapper[Any, Any, Any, Any], gym.utils.RecordConstructorArgs):
@@ -193,7 +197,7 @@ class DiscreteActions(gym.Wrapper[Any, Any, Any, Any], gym.utils.RecordConstruct
     def step(self, action: Any) -> tuple[Any, Any, bool, bool, dict[str, Any]]:
         index = self._index(action)
         if index is not None and index < len(self._candidates):
-            text = format_action(self._candidates[index], self.action_format)
+            text = render_action(self._candidates[index], self.action_format)
         else:
             text = ""  # no candidate: every projector reports an empty action as invalid
         observation, reward, terminated, truncated, info = self.env.step(text)

@@ -1,24 +1,17 @@
-"""Prompt builders: the text an LLM agent sees each turn, for any agentenvs env.
+"""The prompt as the observation: :class:`PromptObservation` wraps any agentenvs env.
 
-In the style of verl-agent: the task, the last ``k`` turns (observation and the
-action taken), the current observation, the admissible actions when the env
-lists them, and the output format the env's projector parses
-(``<think>…</think><action>…</action>``, or Search-R1's ``<search>``/``<answer>``
-tags). Builders read only the info contract (``info["task"]``,
-``info["admissible_actions"]``) and the env's ``action_format``, so they work
-with every registered env. :class:`PromptObservation` wraps an env so that its
-observation *is* that prompt (it keeps the history itself, as
-``agents.collector.Collector`` does): other trainers get our prompts without ours.
+The wrapped env's observation *is* the prompt an LLM agent sees each turn, built by
+:class:`agentenvs.core.prompts.PromptBuilder` from the task, the history the wrapper
+keeps (as ``agents.collector.Collector`` does) and the env's action format, so other
+trainers get our prompts without our trainer.
+
+``PromptBuilder``, ``history_action``, ``HISTORY_RAW_CHARS`` and ``OutputFormat`` now live
+in :mod:`agentenvs.core.prompts`, each format's instruction and stop strings in
+:data:`agentenvs.core.actions.ACTION_FORMATS`; this module re-exports them, and keeps
+:data:`FORMAT_INSTRUCTIONS`, :data:`STOP_STRINGS` and :func:`output_format_for`, for
+compatibility.
 
 Example:
-    >>> builder = PromptBuilder(history_length=1)
-    >>> prompt = builder.build(task="Put a mug on the desk.", observation="You see a mug.",
-    ...                        history=[("You are in a room.", "go to desk 1")],
-    ...                        admissible_actions=["take mug 1", "look"], action_format="think_action")
-    >>> "Task: Put a mug on the desk." in prompt and "'take mug 1'" in prompt
-    True
-    >>> prompt.rstrip().endswith("<action>your action</action>.")
-    True
     >>> import gymnasium as gym, agentenvs
     >>> env = PromptObservation(gym.make("SearchQA-v0"), PromptBuilder(history_length=1))
     >>> prompt, info = env.reset(seed=0)
@@ -31,160 +24,53 @@ Example:
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
-from typing import Any, Literal
+from collections.abc import Mapping
+from types import MappingProxyType
+from typing import Any
 
 import gymnasium as gym
 
+from agentenvs.core.actions import ACTION_FORMATS, get_action_format
+from agentenvs.core.prompts import HISTORY_RAW_CHARS, OutputFormat, PromptBuilder, history_action
 from agentenvs.core.spaces import TextSpace
 
-OutputFormat = Literal["auto", "think_action", "search_answer", "raw"]
+__all__ = [
+    "FORMAT_INSTRUCTIONS",
+    "HISTORY_RAW_CHARS",
+    "STOP_STRINGS",
+    "OutputFormat",
+    "PromptBuilder",
+    "PromptObservation",
+    "history_action",
+    "output_format_for",
+]
 
-FORMAT_INSTRUCTIONS: dict[str, str] = {
-    "think_action": (
-        "First reason briefly inside <think>...</think>. Then give exactly one action, chosen from the "
-        "admissible actions when they are listed, as <action>your action</action>."
-    ),
-    "search_answer": (
-        "You may reason inside <think>...</think>. To look something up, write <search>query</search>; "
-        "the results come back as <information>...</information>. When you know the answer, write "
-        "<answer>answer</answer>. Write one search or one answer per turn."
-    ),
-    "raw": "Reply with the action only.",
-}
-"""Output-format instructions by the env's ``action_format`` (strict think_action shares one)."""
+FORMAT_INSTRUCTIONS: MappingProxyType[str, str] = MappingProxyType(
+    {name: entry.instruction for name, entry in ACTION_FORMATS.items()}
+)
+"""Each action format's ``instruction``, by name: kept for compatibility (read ``ACTION_FORMATS``)."""
 
-_FORMAT_OF_ACTION_FORMAT = {
-    "think_action": "think_action",
-    "think_action_strict": "think_action",
-    "search_answer": "search_answer",
-    "raw": "raw",
-}
-
-STOP_STRINGS: dict[str, tuple[str, ...]] = {
-    "think_action": ("</action>",),
-    "search_answer": ("</search>", "</answer>"),
-    "raw": ("\n",),
-}
-"""Strings after which generation can stop, by output format (a raw action is one line)."""
-
-HISTORY_RAW_CHARS = 200
-"""How much of an invalid raw output the history shows (stripped)."""
-
-
-def history_action(raw_output: Any, info: Mapping[str, Any]) -> str:
-    """The action the history shows for one step, given its raw output and the env's info.
-
-    The executed action when the env accepted it (``info["action"]``), else the raw
-    output, stripped and cut to :data:`HISTORY_RAW_CHARS`, so the model sees what it wrote.
-    """
-    if info.get("action_valid", False):
-        return str(info.get("action", ""))
-    text = raw_output if isinstance(raw_output, str) else repr(raw_output)
-    return text.strip()[:HISTORY_RAW_CHARS]
+STOP_STRINGS: MappingProxyType[str, tuple[str, ...]] = MappingProxyType(
+    {name: entry.stop_strings for name, entry in ACTION_FORMATS.items()}
+)
+"""Each action format's ``stop_strings``, by name: kept for compatibility (read ``ACTION_FORMATS``)."""
 
 
 def output_format_for(action_format: str) -> str:
-    """The prompt's output format for an env's ``action_format``.
+    """The first registered format prompted as ``action_format`` is: kept for compatibility.
+
+    Formats with the same instruction and stop strings prompt alike (``think_action_strict``
+    gives ``"think_action"``); :meth:`PromptBuilder.format_for` gives the record itself.
 
     Raises:
-        ValueError: naming an unknown action format.
+        ValueError: naming an unknown action format and the known ones.
     """
-    try:
-        return _FORMAT_OF_ACTION_FORMAT[action_format]
-    except KeyError:
-        raise ValueError(f"no prompt format for action_format={action_format!r}") from None
-
-
-@dataclass(frozen=True)
-class PromptBuilder:
-    """Builds one turn's prompt from the task, recent history and the observation.
-
-    Attributes:
-        history_length: Past turns shown (k).
-        history_observations: Show the past turns' observations too (False: their actions
-            only, a far shorter prompt where the current observation says what the agent
-            needs, e.g. WebShop pages).
-        output_format: ``"auto"`` (from the env's action format) or a fixed format.
-        show_admissible: List the admissible actions when the env gives them.
-        max_admissible: Show at most this many admissible actions.
-        max_observation_chars: Cut longer observations (history and current).
-        show_format: End with the output-format instruction.
-        preamble: The first line of every prompt ("" for none).
-    """
-
-    history_length: int = 2
-    history_observations: bool = True
-    output_format: OutputFormat = "auto"
-    show_admissible: bool = True
-    max_admissible: int = 50
-    max_observation_chars: int = 2000
-    show_format: bool = True
-    preamble: str = "You are an agent solving a task step by step."
-
-    def __post_init__(self) -> None:
-        if self.history_length < 0:
-            raise ValueError(f"PromptBuilder.history_length must be >= 0, got {self.history_length}")
-        if self.output_format not in ("auto", *FORMAT_INSTRUCTIONS):
-            raise ValueError(
-                f"PromptBuilder.output_format must be 'auto' or one of {sorted(FORMAT_INSTRUCTIONS)}, "
-                f"got {self.output_format!r}"
-            )
-        if self.max_admissible < 1 or self.max_observation_chars < 1:
-            raise ValueError("PromptBuilder.max_admissible and max_observation_chars must be >= 1")
-
-    def resolve_format(self, action_format: str) -> str:
-        """The output format used for an env with ``action_format``."""
-        return output_format_for(action_format) if self.output_format == "auto" else self.output_format
-
-    def stop_strings(self, action_format: str) -> tuple[str, ...]:
-        """Where generation may stop for this env."""
-        return STOP_STRINGS[self.resolve_format(action_format)]
-
-    def build(
-        self,
-        *,
-        task: str,
-        observation: str,
-        history: Sequence[tuple[str, str]] = (),
-        admissible_actions: Sequence[str] | None = None,
-        action_format: str = "think_action",
-    ) -> str:
-        """The prompt of the current turn.
-
-        Args:
-            task: The instruction or question (``info["task"]``).
-            observation: The observation to act on now.
-            history: All earlier ``(observation, action)`` pairs, oldest first.
-            admissible_actions: ``info["admissible_actions"]`` (None: open action set).
-            action_format: The env's ``action_format``.
-        """
-        lines = [self.preamble] if self.preamble else []
-        if task and task not in observation:  # envs whose first observation states the task say it once
-            lines.append(f"Task: {task}")
-        shown = list(history)[-self.history_length :] if self.history_length else []
-        if shown:
-            first = len(history) - len(shown) + 1
-            lines.append(f"You have taken {len(history)} step(s). The last {len(shown)}:")
-            for number, (past_observation, action) in enumerate(shown, start=first):
-                if self.history_observations:
-                    lines.append(f"[Step {number}] Observation: {self._cut(past_observation)}")
-                lines.append(f"[Step {number}] Action: {action}")
-        lines.append(f"Current observation (step {len(history) + 1}): {self._cut(observation)}")
-        if self.show_admissible and admissible_actions:
-            listed = list(admissible_actions)[: self.max_admissible]
-            more = len(admissible_actions) - len(listed)
-            text = ", ".join(repr(action) for action in listed) + (f" (and {more} more)" if more > 0 else "")
-            lines.append(f"Admissible actions: [{text}]")
-        if self.show_format:
-            lines.append(FORMAT_INSTRUCTIONS[self.resolve_format(action_format)])
-        return "\n".join(lines)
-
-    def _cut(self, text: str) -> str:
-        if len(text) <= self.max_observation_chars:
-            return text
-        return text[: self.max_observation_chars].rstrip() + " ..."
+    wanted = get_action_format(action_format)
+    return next(
+        name
+        for name, entry in ACTION_FORMATS.items()
+        if (entry.instruction, entry.stop_strings) == (wanted.instruction, wanted.stop_strings)
+    )
 
 
 class PromptObservation(gym.Wrapper[str, str, str, str]):
@@ -227,7 +113,7 @@ class PromptObservation(gym.Wrapper[str, str, str, str]):
             ) from None
         self.builder = builder or PromptBuilder()
         self.action_format: str = str(action_format)
-        self.builder.resolve_format(self.action_format)  # an action format without a prompt fails here
+        self.builder.format_for(self.action_format)  # an unknown action format fails here, not at the first prompt
         self.observation_space = TextSpace(max_prompt_length)
         self.history: list[tuple[str, str]] = []
         self.raw_observation = ""

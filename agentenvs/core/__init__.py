@@ -1,15 +1,22 @@
-"""The text-env contract: spaces, the env base, projection, rollout data and groups."""
+"""The text-env contract: spaces, the env base, action formats and their parsers, prompts, rollout data and groups."""
 
+from agentenvs.core.actions import (
+    ACTION_FORMATS,
+    PROJECTORS,
+    ActionFormat,
+    get_action_format,
+    get_projector,
+    render_action,
+)
 from agentenvs.core.env import Outcome, TextEnv
 from agentenvs.core.groups import GroupVectorEnv, make_group_vec
-from agentenvs.core.projection import (
-    PROJECTORS,
+from agentenvs.core.parsers import (
     Projection,
-    get_projector,
     project_raw,
     project_search_answer,
     project_think_action,
 )
+from agentenvs.core.prompts import PromptBuilder
 from agentenvs.core.spaces import TextSpace
 from agentenvs.core.trajectory import (
     ActionSpan,
@@ -21,21 +28,26 @@ from agentenvs.core.trajectory import (
 )
 
 __all__ = [
+    "ACTION_FORMATS",
     "PROJECTORS",
+    "ActionFormat",
     "ActionSpan",
     "GroupVectorEnv",
     "Outcome",
     "Projection",
+    "PromptBuilder",
     "TextEnv",
     "TextSpace",
     "Trajectory",
     "TrajectoryGroup",
     "Turn",
+    "get_action_format",
     "get_projector",
     "make_group_vec",
     "project_raw",
     "project_search_answer",
     "project_think_action",
     "read_jsonl",
+    "render_action",
     "write_jsonl",
 ]

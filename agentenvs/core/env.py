@@ -23,9 +23,10 @@ from typing import Any, ClassVar
 
 import gymnasium as gym
 
+from agentenvs.core.actions import ACTION_FORMATS
 from agentenvs.core.checks import check_choice, check_int
+from agentenvs.core.parsers import Projection, sanitize_model_text
 from agentenvs.core.privileged import PRIVILEGED_KEY, copy_json
-from agentenvs.core.projection import PROJECTORS, Projection, get_projector, sanitize_model_text
 from agentenvs.core.spaces import TextSpace
 
 
@@ -58,8 +59,8 @@ class TextEnv(gym.Env[str, str]):
 
     Args:
         max_turns: Steps before the episode is truncated.
-        action_format: How raw actions are projected (see
-            :data:`agentenvs.core.projection.PROJECTORS`).
+        action_format: How raw actions are written and parsed: the name of one of
+            :data:`agentenvs.core.actions.ACTION_FORMATS`.
         render_mode: None or ``"ansi"``.
         max_observation_length: Longest observation the observation space admits.
         max_action_length: Longest raw action the action space admits.
@@ -85,11 +86,11 @@ class TextEnv(gym.Env[str, str]):
     ) -> None:
         owner = type(self).__name__
         self.max_turns = check_int(owner, "max_turns", max_turns, minimum=1)
-        self.action_format = check_choice(owner, "action_format", action_format, tuple(PROJECTORS))
+        self.action_format = check_choice(owner, "action_format", action_format, tuple(ACTION_FORMATS))
         render_mode = check_choice(owner, "render_mode", render_mode, (None, *self.metadata["render_modes"]))
         max_observation_length = check_int(owner, "max_observation_length", max_observation_length, minimum=1)
         max_action_length = check_int(owner, "max_action_length", max_action_length, minimum=1)
-        self._project = get_projector(action_format)
+        self._project = ACTION_FORMATS[action_format].parse
         self.render_mode = render_mode
         self.observation_space = TextSpace(max_observation_length)
         self.action_space = TextSpace(max_action_length)
@@ -187,7 +188,7 @@ class TextEnv(gym.Env[str, str]):
         Malformed output is an invalid action with feedback as the observation. A step
         after the episode ended changes nothing and reports ``action_valid=False``.
         Surrogates and NUL in ``action`` become U+FFFD before anything reads it
-        (:func:`~agentenvs.core.projection.sanitize_model_text`): observations and infos
+        (:func:`~agentenvs.core.parsers.sanitize_model_text`): observations and infos
         stay encodable and ``action_span`` still indexes the raw ``action``.
         """
         if self._task_id is None:

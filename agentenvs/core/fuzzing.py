@@ -34,8 +34,9 @@ from typing import Any
 import gymnasium as gym
 from gymnasium.envs.registration import load_env_creator
 
+from agentenvs.core.actions import ACTION_FORMATS, get_action_format
+from agentenvs.core.parsers import sanitize_model_text
 from agentenvs.core.privileged import is_json_stable
-from agentenvs.core.projection import PROJECTORS, sanitize_model_text
 
 INFO_TYPES: dict[str, type | tuple[type, ...]] = {
     "task_id": str,
@@ -103,16 +104,13 @@ _BASE_ACTIONS = (
 
 
 def wrap_action(action: str, action_format: str, rng: random.Random) -> str:
-    """``action`` written as a model would in ``action_format`` (with some spacing noise)."""
+    """``action`` rendered in ``action_format`` as a model might write it (with some spacing noise)."""
     pad = rng.choice(("", " ", "\n", "  \t"))
-    if action_format.startswith("think_action"):
-        return f"<think>{rng.choice(('', 'let me see', 'x' * 30))}</think>{pad}<action>{pad}{action}{pad}</action>"
-    if action_format == "search_answer":
-        if action.startswith(("<search>", "<answer>")):
-            return f"{pad}{action}{pad}"
+    if action_format == "search_answer" and not action.startswith(("<search>", "<answer>")):
+        # SearchQA's actions are elements: a bare admissible action becomes a search or an answer
         tag = rng.choice(("search", "answer"))
-        return f"{pad}<{tag}>{pad}{action}{pad}</{tag}>"
-    return f"{pad}{action}{pad}"
+        action = f"<{tag}>{pad}{action}{pad}</{tag}>"
+    return f"{pad}{get_action_format(action_format).render(f'{pad}{action}{pad}')}{pad}"
 
 
 def _fill_placeholder(action: str, words: Sequence[str], rng: random.Random) -> str:
@@ -306,7 +304,7 @@ def env_variants(env_id: str) -> list[dict[str, Any]]:
     """Keyword sets covering every observation mode and action format ``env_id`` accepts.
 
     Read from the constructor, so a new env or mode is fuzzed without editing a table:
-    ``action_format`` ranges over :data:`~agentenvs.core.projection.PROJECTORS`, and
+    ``action_format`` ranges over :data:`~agentenvs.core.actions.ACTION_FORMATS`, and
     ``observation_mode`` over the values of its ``Literal`` annotation. An env taking
     neither has one variant, ``{}``.
 
@@ -325,7 +323,7 @@ def env_variants(env_id: str) -> list[dict[str, Any]]:
     if modes:
         axes["observation_mode"] = modes
     if "action_format" in parameters:
-        axes["action_format"] = tuple(PROJECTORS)
+        axes["action_format"] = tuple(ACTION_FORMATS)
     return [dict(zip(axes, values, strict=True)) for values in itertools.product(*axes.values())]
 
 

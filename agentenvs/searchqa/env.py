@@ -42,8 +42,8 @@ import numpy as np
 
 from agentenvs.core.checks import check_bool, check_choice, check_float, check_int, check_path, check_str_sequence
 from agentenvs.core.env import Outcome, TextEnv
+from agentenvs.core.parsers import SEARCH_ANSWER_FEEDBACK, Projection
 from agentenvs.core.paths import locate_data
-from agentenvs.core.projection import SEARCH_ANSWER_FEEDBACK, Projection
 from agentenvs.core.retrieval import BM25Retriever, Passage, SearchHit
 from agentenvs.searchqa.data import (
     DATA_ENV_VAR,

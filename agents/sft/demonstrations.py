@@ -30,8 +30,9 @@ import gymnasium as gym
 import numpy as np
 
 import agentenvs  # noqa: F401  (registers the envs)
-from wrappers.discrete import format_action
-from wrappers.prompting import PromptBuilder, PromptObservation
+from agentenvs.core.actions import render_action as format_action
+from agentenvs.core.prompts import PromptBuilder
+from wrappers.prompting import PromptObservation
 
 
 @dataclass(frozen=True)

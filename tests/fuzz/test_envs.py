@@ -18,8 +18,8 @@ import gymnasium as gym
 import pytest
 
 import agentenvs  # noqa: F401  (registers the envs)
+from agentenvs.core.actions import ACTION_FORMATS
 from agentenvs.core.fuzzing import agentenvs_ids, check_step, env_variants, fuzz_env, wrap_action
-from agentenvs.core.projection import PROJECTORS
 
 EXTRA_VARIANTS: dict[str, list[dict[str, Any]]] = {"SearchQA-v0": [{"initial_search": True, "reward": "f1"}]}
 """Settings beyond modes and formats that change what the env echoes."""
@@ -57,8 +57,8 @@ def test_variants_cover_every_mode_and_format():
     """The variants read from the constructors: a mode or format missing here is never fuzzed."""
     assert {"SearchQA-v0", "WebShop-v0", "ALFWorld-v0"} <= set(VARIANTS)
     shop = {(v["observation_mode"], v["action_format"]) for v in env_variants("WebShop-v0")}
-    assert shop == {(mode, fmt) for mode in ("text", "text_rich", "text_compact", "html") for fmt in PROJECTORS}
-    assert [v["action_format"] for v in env_variants("ALFWorld-v0")] == list(PROJECTORS)
+    assert shop == {(mode, fmt) for mode in ("text", "text_rich", "text_compact", "html") for fmt in ACTION_FORMATS}
+    assert [v["action_format"] for v in env_variants("ALFWorld-v0")] == list(ACTION_FORMATS)
     assert env_variants("SearchQA-v0") == [{}]  # one format (search_answer), one observation form
 
 

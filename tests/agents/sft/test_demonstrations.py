@@ -6,10 +6,10 @@ import re
 
 import pytest
 
+from agentenvs.core.prompts import PromptBuilder
 from agents.collector import Collector
 from agents.policy.transformers_policy import Generation
 from agents.sft.demonstrations import break_action, collect_demonstrations
-from wrappers.prompting import PromptBuilder
 
 BUILDER = PromptBuilder(history_length=3, history_observations=False)
 

@@ -93,7 +93,7 @@ def test_shift_with_the_real_policy_reuses_rollout_logprobs(tiny_policy):
 
 
 def test_after_task_lands_right_after_the_prompt_builders_task_line():
-    from wrappers.prompting import PromptBuilder
+    from agentenvs.core.prompts import PromptBuilder
 
     prompt = PromptBuilder().build(
         task="Put a mug on the desk.",

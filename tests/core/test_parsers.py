@@ -1,11 +1,11 @@
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from agentenvs.core.projection import (
-    get_projector,
+from agentenvs.core.parsers import (
     project_raw,
     project_search_answer,
     project_think_action,
+    project_think_action_strict,
     sanitize_model_text,
 )
 
@@ -48,8 +48,8 @@ def _check_consistent(raw, projection):
 @settings(max_examples=300, deadline=None)
 @given(raw=st.one_of(st.text(), TAG_SOUP))
 def test_projectors_never_raise_and_are_consistent(raw):
-    for name in ("raw", "think_action", "think_action_strict", "search_answer"):
-        _check_consistent(raw, get_projector(name)(raw))
+    for project in (project_raw, project_think_action, project_think_action_strict, project_search_answer):
+        _check_consistent(raw, project(raw))
 
 
 @settings(max_examples=200, deadline=None)
@@ -97,6 +97,8 @@ def test_think_action_hand_cases():
     assert not project_think_action("<action>look</action>", require_think=True).valid
     assert not project_think_action("<action>look</action><think>x</think>", require_think=True).valid
     assert project_think_action("<think>x</think><action>look</action>", require_think=True).valid
+    assert not project_think_action_strict("<action>look</action>").valid
+    assert project_think_action_strict("<think></think><action>look</action>").action == "look"
 
 
 def test_search_answer_hand_cases():
@@ -118,13 +120,6 @@ def test_raw_projection_strips():
     projection = project_raw("  go north \n")
     assert projection.action == "go north"
     assert (projection.span.start, projection.span.end) == (2, 10)
-
-
-def test_unknown_format_names_it():
-    import pytest
-
-    with pytest.raises(ValueError, match="'xml'"):
-        get_projector("xml")
 
 
 SURROGATE, NUL, REPLACEMENT = chr(0xD800), chr(0), chr(0xFFFD)
