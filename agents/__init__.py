@@ -1,4 +1,10 @@
-"""LLM agents that train on agentenvs environments (GRPO, ORSD, TASPO).
+"""LLM agents that train on agentenvs environments: GRPO-style RL with a choice of credit rule, and SFT.
+
+:class:`GRPOAgent` trains with any registered credit rule (``GRPOConfig(credit=...)``: ``grpo``,
+``rloo``, ``gigpo``, ``orsd``, ``taspo``); :class:`ORSDAgent` and :class:`TASPOAgent` are
+``GRPOAgent`` with ``credit`` set to their rule. :class:`agents.sft.SFTAgent` clones an env's
+expert (the warm start for multi-turn RL), and :class:`OpenAIPolicy` evaluates a model served
+behind any OpenAI-compatible endpoint.
 
 The Collector / Policy / Algorithm / Trainer split (see ``agents/README.md``):
 
@@ -6,7 +12,9 @@ The Collector / Policy / Algorithm / Trainer split (see ``agents/README.md``):
   (any OpenAI-compatible server, for evaluation and collection without gradients);
 - :mod:`agents.collector`: groups of envs in lockstep → :class:`~agents.rollout.RolloutBatch`;
 - :mod:`agents.algorithms`: credit rules (one registry, one signature) and the policy loss;
-- :mod:`agents.trainer`: the loop, logs and checkpoints; :class:`GRPOAgent` ties them together.
+- :mod:`agents.trainer`: the loop, logs and checkpoints; :class:`GRPOAgent` ties them together;
+- :mod:`agents.sft`: behaviour cloning on expert demonstrations (``SFTAgent``, ``SFTConfig``);
+- :mod:`agents.distributed`: Ray rollout workers; :mod:`agents.viewer`: the credit viewer.
 
 Example:
     >>> GRPOConfig(num_groups=2).rollouts_per_step

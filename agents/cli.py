@@ -85,7 +85,7 @@ class QuickstartArgs:
     """The README's main job: an expert warm start then RL on a multi-turn env (presets in agents.quickstart)."""
 
     preset: Literal["webshop", "alfworld", "searchqa"] = "webshop"
-    """webshop (default), alfworld (warm start + TASPO), or searchqa (the one-turn GRPO run)."""
+    """webshop (default), alfworld (the same warm start + GRPO on ALFWorld-v0), or searchqa (one-turn GRPO)."""
     output_dir: str | None = None
     """Where the stages write (None: the preset's folder, e.g. runs/quickstart-webshop)."""
     resume: bool = False

@@ -7,8 +7,9 @@ small-model processes use it far better than one). Each run writes its metrics J
 aggregate step draws held-out success, score and invalid-action rate vs env episodes (mean ±
 std over seeds) in one PNG and writes ``results.md``: final and area-under-curve success and
 score (mean ± std), the credit activity of each rule, seconds per step (collect / credit /
-update, and credit + update as a ratio to GRPO's), and ``examples.md``: a few rubrics, PI texts
-and step groups.
+update, and credit + update as a ratio to GRPO's), between the file's markers so that the
+study's hand-written setting and reading around them stay; and ``examples.md``: a few rubrics,
+PI texts and step groups.
 
 Presets:
 
@@ -460,6 +461,43 @@ def example_lines(output: Path, summaries: list[RuleSummary], per_rule: int) -> 
     return lines
 
 
+GENERATED_BEGIN = "<!-- begin: written by benchmarks/credit_learning.py (aggregate); edit outside this block -->"
+GENERATED_END = "<!-- end: written by benchmarks/credit_learning.py -->"
+
+
+def write_results(path: Path, title: str, generated: list[str]) -> None:
+    """Writes the generated tables into ``results.md`` between its markers, keeping the text around them.
+
+    A study's ``results.md`` also holds its hand-written setting, command and reading; a rerun of
+    the aggregate refreshes the tables and leaves those alone. A file without both markers (or no
+    file) is written afresh: a title, then the block.
+
+    Example:
+        >>> import tempfile
+        >>> path = Path(tempfile.mkdtemp()) / "results.md"
+        >>> write_results(path, "Study", ["| table |"])
+        >>> _ = path.write_text(path.read_text().replace("# Study", "# Study\\n\\nWhy we ran it."))
+        >>> write_results(path, "Study", ["| new table |"])
+        >>> print(path.read_text().replace(GENERATED_BEGIN, "BEGIN").replace(GENERATED_END, "END"))
+        # Study
+        <BLANKLINE>
+        Why we ran it.
+        <BLANKLINE>
+        BEGIN
+        | new table |
+        END
+        <BLANKLINE>
+    """
+    block = "\n".join([GENERATED_BEGIN, *generated, GENERATED_END])
+    text = path.read_text(encoding="utf-8") if path.exists() else ""
+    if GENERATED_BEGIN in text and GENERATED_END in text.split(GENERATED_BEGIN, 1)[1]:
+        before, rest = text.split(GENERATED_BEGIN, 1)
+        after = rest.split(GENERATED_END, 1)[1]
+        path.write_text(before + block + after, encoding="utf-8")
+    else:
+        path.write_text(f"# {title}\n\n{block}\n", encoding="utf-8")
+
+
 def aggregate(args: argparse.Namespace) -> None:
     """Curves (PNG), the results table and the examples of every finished run under ``--output``."""
     output = Path(args.output)
@@ -476,8 +514,6 @@ def aggregate(args: argparse.Namespace) -> None:
         f"{a}_{s}" for a in args.algorithms for s in args.seeds if not is_finished(output / f"{a}_{s}", steps)
     ]
     lines = [
-        f"# Learning comparison ({args.preset} preset, {env})",
-        "",
         f"Model: {args.model or model}. {steps} steps x {config.num_groups} groups x {config.group_size} rollouts "
         f"({steps * config.num_groups * config.group_size} training episodes per run), held-out evaluation of "
         f"{config.eval_episodes} episodes (greedy) every {config.eval_every} steps; seeds {list(args.seeds)}; "
@@ -495,7 +531,7 @@ def aggregate(args: argparse.Namespace) -> None:
     ]
     if unfinished:
         lines += ["", f"Not finished (left out): {', '.join(unfinished)}."]
-    (output / "results.md").write_text("\n".join(lines) + "\n")
+    write_results(output / "results.md", f"Learning comparison ({args.preset} preset, {env})", lines)
     (output / "examples.md").write_text("\n".join(example_lines(output, summaries, args.examples)) + "\n")
     print("\n".join(lines))
 

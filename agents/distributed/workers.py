@@ -12,7 +12,7 @@ batch one process gives (tested, token ids compared). Sampling draws from each w
 generator, reseeded per collection from ``sample_seed`` and the worker's index.
 
 On a cluster the same code runs unchanged once the driver has called
-``ray.init(address="auto")`` (see the README's *Scaling out*): the actors are placed on any
+``ray.init(address="auto")`` (see ``docs/scaling.md``): the actors are placed on any
 node with a free CPU (``num_cpus``), or a GPU with ``num_gpus``.
 
 Example:

@@ -84,7 +84,21 @@ def test_launch_skips_finished_runs_and_aggregate_reports_them(tmp_path, capsys)
     assert not (tmp_path / "grpo_0.log").exists()
     credit_learning.aggregate(args)
     assert (tmp_path / "learning_curves.png").stat().st_size > 0
-    assert "| TASPO | 1 |" in (tmp_path / "results.md").read_text()
+    results = (tmp_path / "results.md").read_text()
+    assert results.startswith("# Learning comparison (smoke preset, SearchQA-v0)") and "| TASPO | 1 |" in results
+
+
+def test_aggregate_rewrites_only_the_marked_block_of_results_md(tmp_path):
+    begin, end = credit_learning.GENERATED_BEGIN, credit_learning.GENERATED_END
+    path = tmp_path / "results.md"
+    path.write_text(f"# WebShop study\n\nThe command.\n\n{begin}\n| old |\n{end}\n\n## Reading\n\nNo rule wins.\n")
+    credit_learning.write_results(path, "Learning comparison", ["| new |", "", "- activity"])
+    assert path.read_text() == (
+        f"# WebShop study\n\nThe command.\n\n{begin}\n| new |\n\n- activity\n{end}\n\n## Reading\n\nNo rule wins.\n"
+    )
+    path.write_text(f"# Learning comparison\n\n| an older, unmarked file |\n{end}\n")  # no begin marker: afresh
+    credit_learning.write_results(path, "Learning comparison", ["| new |"])
+    assert path.read_text() == f"# Learning comparison\n\n{begin}\n| new |\n{end}\n"
 
 
 def test_multiturn_preset_uses_the_quick_start_recipe_and_needs_a_multi_turn_env():
