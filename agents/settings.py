@@ -38,9 +38,9 @@ from dataclasses import dataclass, field
 from typing import Annotated, Any, Literal, TypeVar
 
 from agentenvs.core.checks import NON_EMPTY, Bounds, Checked
+from agentenvs.core.prompts import PromptBuilder
 from agentenvs.core.registration import check_env_kwargs, env_constructor
 from agents.policy import LoraOptions
-from agentenvs.core.prompts import PromptBuilder
 
 OptionValue = bool | int | float | str
 """A scalar option value (tyro parses ``key value`` pairs from the command line)."""

@@ -33,7 +33,6 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import torch
 
-from agentenvs.core.prompts import PromptBuilder
 from agents.algorithms.base import CreditContext, CreditResult, make_credit_rule
 from agents.algorithms.loss import policy_loss
 from agents.checkpoint import (
