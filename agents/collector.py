@@ -33,7 +33,7 @@ import dataclasses
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Literal, NamedTuple, cast
+from typing import Any, Literal, NamedTuple, Protocol, cast, runtime_checkable
 
 import numpy as np
 from gymnasium.wrappers.vector import DictInfoToList
@@ -43,6 +43,7 @@ from agentenvs.core.privileged import privileged_of
 from agentenvs.core.prompts import PromptBuilder, history_action
 from agentenvs.core.ray_vector import WORKER_ERROR_KEY
 from agentenvs.core.trajectory import ActionSpan, Trajectory, TrajectoryGroup, Turn, to_json_value
+from agents.policy.protocol import Policy
 from agents.rollout import RolloutBatch, RolloutRow
 
 ROLLOUT_MODES: tuple[str, ...] = ("per_turn", "conversation")
@@ -77,23 +78,16 @@ class CollectStats:
     failed_episodes: int = 0
 
     @classmethod
-    def of(
-        cls,
-        trajectories: Sequence[Trajectory],
-        rows: Sequence[RolloutRow],
-        *,
-        generated_tokens: int,
-        prompt_tokens: int,
-        seconds: float,
-    ) -> CollectStats:
-        """The summary of a collection's trajectories and per-turn rows (one collector's, or merged shards')."""
-        turns = max(len(rows), 1)
+    def of(cls, batch: RolloutBatch, *, generated_tokens: int, prompt_tokens: int, seconds: float) -> CollectStats:
+        """The summary of a collection's batch (one collector's, or merged shards')."""
+        trajectories = batch.trajectories
+        turns = max(len(batch), 1)
         return cls(
             success_rate=float(np.mean([t.success for t in trajectories])),
             mean_score=float(np.mean([t.score for t in trajectories])),
-            mean_reward=float(np.mean([t.metadata["reward"] for t in trajectories])),
+            mean_reward=float(np.mean([t.reward for t in trajectories])),
             mean_episode_length=float(np.mean([len(t) for t in trajectories])),
-            invalid_rate=sum(not row.valid for row in rows) / turns,
+            invalid_rate=int((~batch.turn_valid).sum()) / turns,
             mean_response_tokens=generated_tokens / turns,
             generated_tokens=generated_tokens,
             prompt_tokens=prompt_tokens,
@@ -116,6 +110,34 @@ class Collection(NamedTuple):
 
     batch: RolloutBatch
     stats: CollectStats
+
+
+@runtime_checkable
+class TrainingCollector(Protocol):
+    """What the trainer collects with: :class:`Collector` (this process) or
+    :class:`~agents.distributed.workers.RolloutWorkers` (Ray actors with policy copies)."""
+
+    @property
+    def task_ids(self) -> Sequence[str]:
+        """The training tasks, one of which each group plays."""
+        ...
+
+    @property
+    def shares_policy_caches(self) -> bool:
+        """Whether the trained policy's prompt-KV store sees this collector's prefills (it runs
+        in this process), so a credit rule can score on top of them."""
+        ...
+
+    def collect_on_policy(
+        self, task_ids: Sequence[str], *, seed: int, policy: Policy, keep_trunk_hiddens: bool
+    ) -> Collection:
+        """Plays one episode per member with the current weights of ``policy`` (the policy being
+        trained), sampling from its generator; rows carry trunk states when ``keep_trunk_hiddens``."""
+        ...
+
+    def close(self) -> None:
+        """Releases the envs (and workers)."""
+        ...
 
 
 class Collector:
@@ -180,6 +202,20 @@ class Collector:
 
     def close(self) -> None:
         self.envs.close()
+
+    @property
+    def shares_policy_caches(self) -> bool:
+        """True: this collector's policy is the trained one, in this process."""
+        return True
+
+    def collect_on_policy(
+        self, task_ids: Sequence[str], *, seed: int, policy: Policy, keep_trunk_hiddens: bool
+    ) -> Collection:
+        """:meth:`collect` with the trained policy, which must be this collector's own."""
+        if policy is not self.policy:
+            raise ValueError("Collector.collect_on_policy: the policy must be the one this collector plays")
+        with policy.keeping_trunk_hiddens(keep_trunk_hiddens):
+            return self.collect(task_ids, seed=seed)
 
     def collect(
         self,
@@ -279,7 +315,7 @@ class Collector:
                         group_id=int(self.groups.group_ids[i]),
                         reward=env_reward - (0.0 if valid else self.invalid_action_penalty),
                         valid=valid,
-                        trunk_hiddens=getattr(generation, "trunk_hiddens", None),
+                        trunk_hiddens=generation.trunk_hiddens,
                     )
                 )
                 history[i].append((observations[i], history_action(generation.text, member)))
@@ -310,12 +346,12 @@ class Collector:
                     final_observation=observations[i],
                     metadata={
                         "env_id": self.env_id,
-                        "reward": score - self.invalid_action_penalty * invalid,
                         "invalid_turns": invalid,
                         "truncated": not bool(infos[i].get("won", False)) and len(turns[i]) >= self.max_turns,
                         **({WORKER_ERROR_KEY: infos[i][WORKER_ERROR_KEY]} if WORKER_ERROR_KEY in infos[i] else {}),
-                        **({"initial_privileged": initial_privileged[i]} if initial_privileged[i] is not None else {}),
                     },
+                    reward=score - self.invalid_action_penalty * invalid,
+                    initial_privileged=initial_privileged[i],
                 )
             )
         groups = [
@@ -325,17 +361,9 @@ class Collector:
         if conversation is not None:
             _share_trunk_hiddens(pending)
         rows = [row for member_rows in pending for row in member_rows]
-        batch = RolloutBatch.from_rows(
-            rows,
-            trajectory_rewards=[t.metadata["reward"] for t in trajectories],
-            trajectory_success=[t.success for t in trajectories],
-            trajectory_group_ids=[t.group_id for t in trajectories],
-            pad_token_id=int(getattr(self.policy, "pad_token_id", 0)),
-            groups=groups,
-        )
+        batch = RolloutBatch.from_groups(rows, groups, pad_token_id=self.policy.pad_token_id)
         stats = CollectStats.of(
-            trajectories,
-            rows,
+            batch,
             generated_tokens=generated,
             prompt_tokens=prompt_tokens,
             seconds=time.perf_counter() - start_time,

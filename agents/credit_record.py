@@ -129,11 +129,11 @@ def credit_records(
         decode: Token ids to text, as the policy renders a response (special tokens skipped).
         response_prefix: Text every raw output starts with before its tokens.
     """
-    rows_of: dict[tuple[int, int], int] = {
-        (int(trajectory), int(turn)): row
-        for row, (trajectory, turn) in enumerate(
-            zip(batch.trajectory_index.tolist(), batch.turn_index.tolist(), strict=True)
-        )
+    rows_by_trajectory = batch.rows_by_trajectory()
+    rows_of = {
+        (trajectory, int(batch.turn_index[row])): row
+        for trajectory, rows in enumerate(rows_by_trajectory)
+        for row in rows
     }
     lengths = batch.response_mask.sum(dim=1).tolist()
     token_values = {"advantage": credit.advantages, "logprob": batch.old_logprobs, **credit.token_values}

@@ -163,6 +163,37 @@ class RolloutBatch:
         prompt = self.prompt_ids[row][self.prompt_mask[row].bool()].tolist()
         return prompt, self.response_ids[row][self.response_mask[row].bool()].tolist()
 
+    @property
+    def num_trajectories(self) -> int:
+        """Trajectories in the batch (``trajectory_index`` runs over ``0 .. num_trajectories - 1``)."""
+        return len(self.trajectory_rewards)
+
+    def rows_by_trajectory(self) -> list[list[int]]:
+        """Each trajectory's rows in turn order, one list per trajectory (empty for one without turns).
+
+        The one way from trajectories to rows; a row's trajectory is ``trajectory_index[row]``.
+
+        >>> batch = RolloutBatch.from_rows(
+        ...     [RolloutRow("b", [1], [2], [0.0], None, 0, 1, 0, 0.0, True),
+        ...      RolloutRow("c", [1], [2], [0.0], None, 1, 0, 0, 0.0, True),
+        ...      RolloutRow("a", [1], [2], [0.0], None, 0, 0, 0, 0.0, True)],
+        ...     trajectory_rewards=[0.0, 1.0], trajectory_success=[False, True], trajectory_group_ids=[0, 0],
+        ...     pad_token_id=0)
+        >>> batch.rows_by_trajectory()
+        [[2, 0], [1]]
+        """
+        turns: list[list[tuple[int, int]]] = [[] for _ in range(self.num_trajectories)]
+        indices = zip(self.trajectory_index.tolist(), self.turn_index.tolist(), strict=True)
+        for row, (trajectory, turn) in enumerate(indices):
+            turns[trajectory].append((turn, row))
+        return [[row for _, row in sorted(pairs)] for pairs in turns]
+
+    def rows_of_trajectory(self, trajectory: int) -> list[int]:
+        """The rows of one trajectory, in turn order (see :meth:`rows_by_trajectory`)."""
+        if not 0 <= trajectory < self.num_trajectories:
+            raise IndexError(f"trajectory {trajectory} is not in a batch of {self.num_trajectories}")
+        return self.rows_by_trajectory()[trajectory]
+
     def prefix_chains(self) -> list[list[int]]:
         """The rows grouped into prefix chains, in order of their first row; each chain in turn order.
 
@@ -178,12 +209,8 @@ class RolloutBatch:
         >>> batch.prefix_chains()
         [[0, 1], [2]]
         """
-        by_trajectory: dict[int, list[int]] = {}
-        for row in range(len(self)):
-            by_trajectory.setdefault(int(self.trajectory_index[row]), []).append(row)
         chains: list[list[int]] = []
-        for rows in by_trajectory.values():
-            rows.sort(key=lambda r: int(self.turn_index[r]))
+        for rows in self.rows_by_trajectory():
             previous: list[int] | None = None
             for row in rows:
                 prompt, response = self.row_tokens(row)
@@ -193,6 +220,85 @@ class RolloutBatch:
                     chains.append([row])
                 previous = prompt + response
         return sorted(chains, key=lambda chain: chain[0])
+
+    @classmethod
+    def from_groups(
+        cls, rows: Sequence[RolloutRow], groups: Sequence[TrajectoryGroup], *, pad_token_id: int
+    ) -> RolloutBatch:
+        """Pads the rows of ``groups``' trajectories into a batch; the trajectory-level tensors
+        (``reward``, ``success``, group) come from the trajectories themselves.
+
+        Row ``trajectory_index`` values index the groups' trajectories in order.
+        """
+        trajectories = [trajectory for group in groups for trajectory in group]
+        return cls.from_rows(
+            rows,
+            trajectory_rewards=[t.reward for t in trajectories],
+            trajectory_success=[t.success for t in trajectories],
+            trajectory_group_ids=[t.group_id for t in trajectories],
+            pad_token_id=pad_token_id,
+            groups=list(groups),
+        )
+
+    @classmethod
+    def concatenate(cls, parts: Sequence[RolloutBatch], *, pad_token_id: int) -> RolloutBatch:
+        """The batches one after the other, as one: trajectories and groups renumbered after the
+        earlier parts', prompts left-padded and responses right-padded to the widest part.
+
+        >>> row = RolloutRow("p", [5], [7, 8], [-0.1, -0.2], (0, 1), 0, 0, 0, 1.0, True)
+        >>> part = RolloutBatch.from_rows([row], trajectory_rewards=[1.0], trajectory_success=[True],
+        ...                               trajectory_group_ids=[0], pad_token_id=0)
+        >>> both = RolloutBatch.concatenate([part, part], pad_token_id=0)
+        >>> both.trajectory_index.tolist(), both.group_ids.tolist(), both.trajectory_group_ids.tolist()
+        ([0, 1], [0, 1], [0, 1])
+        """
+        if not parts:
+            raise ValueError("RolloutBatch.concatenate needs at least one batch")
+        prompt_width = max(part.prompt_ids.shape[1] for part in parts)
+        response_width = max(part.response_ids.shape[1] for part in parts)
+
+        def left(tensor: torch.Tensor, value: int) -> torch.Tensor:
+            return torch.nn.functional.pad(tensor, (prompt_width - tensor.shape[1], 0), value=value)
+
+        def right(tensor: torch.Tensor, value: float) -> torch.Tensor:
+            return torch.nn.functional.pad(tensor, (0, response_width - tensor.shape[1]), value=value)
+
+        trajectory_offsets, group_offsets, trajectories, groups = [], [], 0, 0
+        for part in parts:
+            trajectory_offsets.append(trajectories)
+            group_offsets.append(groups)
+            trajectories += part.num_trajectories
+            groups += max(len(part.groups), int(part.trajectory_group_ids.max()) + 1 if part.num_trajectories else 0)
+        with_reference = all(part.ref_logprobs is not None for part in parts)
+        with_trunk = all(part.trunk_hiddens is not None for part in parts)
+        return cls(
+            prompts=[prompt for part in parts for prompt in part.prompts],
+            prompt_ids=torch.cat([left(part.prompt_ids, pad_token_id) for part in parts]),
+            prompt_mask=torch.cat([left(part.prompt_mask, 0) for part in parts]),
+            response_ids=torch.cat([right(part.response_ids, pad_token_id) for part in parts]),
+            response_mask=torch.cat([right(part.response_mask, 0) for part in parts]),
+            old_logprobs=torch.cat([right(part.old_logprobs, 0.0) for part in parts]),
+            action_token_spans=torch.cat([part.action_token_spans for part in parts]),
+            trajectory_index=torch.cat(
+                [p.trajectory_index + o for p, o in zip(parts, trajectory_offsets, strict=True)]
+            ),
+            turn_index=torch.cat([part.turn_index for part in parts]),
+            group_ids=torch.cat([p.group_ids + o for p, o in zip(parts, group_offsets, strict=True)]),
+            turn_rewards=torch.cat([part.turn_rewards for part in parts]),
+            turn_valid=torch.cat([part.turn_valid for part in parts]),
+            trajectory_rewards=torch.cat([part.trajectory_rewards for part in parts]),
+            trajectory_success=torch.cat([part.trajectory_success for part in parts]),
+            trajectory_group_ids=torch.cat(
+                [p.trajectory_group_ids + o for p, o in zip(parts, group_offsets, strict=True)]
+            ),
+            groups=[shift_group(g, o) for p, o in zip(parts, group_offsets, strict=True) for g in p.groups],
+            ref_logprobs=(
+                torch.cat([right(p.ref_logprobs, 0.0) for p in parts if p.ref_logprobs is not None])
+                if with_reference
+                else None
+            ),
+            trunk_hiddens=[h for p in parts for h in (p.trunk_hiddens or [])] if with_trunk else None,
+        )
 
     @classmethod
     def from_rows(
@@ -205,7 +311,8 @@ class RolloutBatch:
         pad_token_id: int,
         groups: list[TrajectoryGroup] | None = None,
     ) -> RolloutBatch:
-        """Pads recorded rows into a batch."""
+        """Pads recorded rows into a batch, with the trajectory-level values given as lists
+        (:meth:`from_groups` takes them from the groups' trajectories)."""
         batch = len(rows)
         prompt_width = max((len(r.prompt_ids) for r in rows), default=0)
         response_width = max((len(r.response_ids) for r in rows), default=0)
@@ -250,3 +357,9 @@ class RolloutBatch:
                 else None
             ),
         )
+
+
+def shift_group(group: TrajectoryGroup, offset: int) -> TrajectoryGroup:
+    """The group renumbered ``group_id + offset`` (its trajectories too)."""
+    trajectories = [replace(trajectory, group_id=trajectory.group_id + offset) for trajectory in group]
+    return TrajectoryGroup(group.task_id, group.group_id + offset, trajectories)

@@ -43,7 +43,7 @@ from agents.checkpoint import (
     save_checkpoint,
     truncate_jsonl,
 )
-from agents.collector import Collector
+from agents.collector import Collector, TrainingCollector
 from agents.config import GRPOConfig
 from agents.credit_record import credit_records, drop_steps_after, write_step
 from agents.distributed.workers import RolloutWorkers
@@ -112,7 +112,7 @@ class Trainer:
             "progress": config.progress,
             "rollout_mode": config.rollout_mode,
         }
-        self.collector: Collector | RolloutWorkers
+        self.collector: TrainingCollector
         if config.rollout_workers:
             if policy_factory is None:
                 raise ValueError("GRPOConfig.rollout_workers > 0 needs Trainer(policy_factory=...) to build the copies")
@@ -211,23 +211,16 @@ class Trainer:
         collect_seed = int(self.rng.integers(0, 2**31 - 1))
         # The rule rescores on top of the rollout's prompt KV (not with rollout workers: their
         # prefills ran in other processes, so the PI pass computes everything).
-        reuse = self.credit_rule.reuses_prompt_caches and not isinstance(self.collector, RolloutWorkers)
+        reuse = self.credit_rule.reuses_prompt_caches and self.collector.shares_policy_caches
         with contextlib.ExitStack() as keeping:
             if reuse:
                 keeping.enter_context(self.policy.keeping_prompt_caches())
-            if self.trunk_cache:
-                keeping.enter_context(self.policy.keeping_trunk_hiddens())
-            tasks = [task_pool[i] for i in chosen]
-            if isinstance(self.collector, RolloutWorkers):  # the workers sample from the weights being trained
-                batch, stats = self.collector.collect(
-                    tasks,
-                    seed=collect_seed,
-                    weights=self.policy.trainable_state_dict(),
-                    sample_seed=int(torch.randint(0, 2**31 - 1, (1,), generator=self.policy.generator)),
-                    keep_trunk_hiddens=self.trunk_cache,
-                )
-            else:
-                batch, stats = self.collector.collect(tasks, seed=collect_seed)
+            batch, stats = self.collector.collect_on_policy(
+                [task_pool[i] for i in chosen],
+                seed=collect_seed,
+                policy=self.policy,
+                keep_trunk_hiddens=self.trunk_cache,
+            )
         collected = time.perf_counter()
         if config.beta > 0:
             batch.ref_logprobs = self._reference_logprobs(batch)

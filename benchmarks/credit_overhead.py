@@ -80,7 +80,7 @@ def agent_prompts(trajectory, config: GRPOConfig) -> list[str]:
 def tokenized_batch(policy: TransformersPolicy, num_groups: int, prompt_style: str = "agent") -> RolloutBatch:
     """The toy groups as a RolloutBatch in the policy's own tokens, log-probs from ``policy.score``."""
     groups = [toy_group(group_id=g, task_id=f"toy{g}") for g in range(num_groups)]
-    rows, rewards, success, group_ids = [], [], [], []
+    rows: list[RolloutRow] = []
     index = 0
     for group in groups:
         for trajectory in group.trajectories:
@@ -109,18 +109,8 @@ def tokenized_batch(policy: TransformersPolicy, num_groups: int, prompt_style: s
                         turn.valid,
                     )
                 )
-            rewards.append(trajectory.score)
-            success.append(trajectory.success)
-            group_ids.append(group.group_id)
             index += 1
-    batch = RolloutBatch.from_rows(
-        rows,
-        trajectory_rewards=rewards,
-        trajectory_success=success,
-        trajectory_group_ids=group_ids,
-        pad_token_id=policy.pad_token_id,
-        groups=groups,
-    )
+    batch = RolloutBatch.from_groups(rows, groups, pad_token_id=policy.pad_token_id)
     batch.old_logprobs = policy.score(batch.prompts, batch.response_ids, response_mask=batch.response_mask).cpu()
     return batch
 

@@ -75,7 +75,8 @@ class RecordTrajectory(gym.Wrapper[str, str, str, str]):
         )
         self._observation = observation
         self._current.success = bool(info.get("won", False))
-        self._current.score = self._current.total_reward
+        # The env's outcome is the sum of its rewards; no trainer shaping here, so reward equals it.
+        self._current.score = self._current.reward = float(sum(turn.reward for turn in self._current.turns))
         if terminated or truncated:
             self._current.final_observation = observation
             self._current.metadata["truncated"] = bool(truncated)

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import json
 import math
+import warnings
 from collections.abc import Iterable, Iterator
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -166,11 +167,19 @@ class Trajectory:
         group_id: Index of the trajectory group the episode belongs to.
         turns: The steps, in order.
         success: Whether the task was won.
-        score: The episode's outcome score (sum of rewards unless the env says otherwise).
+        score: The episode's outcome as the env scores it (the sum of the env's rewards unless the
+            env says otherwise).
         task: The task text (instruction or question).
         initial_observation: The observation returned by ``reset``.
         final_observation: The observation after the last step.
         metadata: Free-form JSON values (env id, seed, truncation, ...).
+        reward: The return a trainer optimises: ``score`` less its shaping (the collector
+            subtracts ``invalid_action_penalty`` per invalid turn). Equal to ``score`` when not given (NaN).
+        initial_privileged: The env's ``info["privileged"]`` at ``reset`` (each ``Turn.info`` holds
+            it as of after that turn's action), or None where the env gives none.
+
+    Names: ``success`` is the env's ``info["won"]`` at the episode's end; ``score`` the env's
+    outcome; ``reward`` the trainer's return. Nothing else names these three.
     """
 
     task_id: str
@@ -182,12 +191,20 @@ class Trajectory:
     initial_observation: str = ""
     final_observation: str = ""
     metadata: dict[str, Any] = field(default_factory=dict)
+    reward: float = math.nan
+    initial_privileged: dict[str, Any] | None = None
+
+    def __post_init__(self) -> None:
+        if math.isnan(self.reward):  # not given: no shaping
+            self.reward = float(self.score)
 
     def __len__(self) -> int:
         return len(self.turns)
 
     @property
     def total_reward(self) -> float:
+        """The sum of the turns' env rewards. Deprecated: it is ``score`` (use that)."""
+        warnings.warn("Trajectory.total_reward is deprecated: use Trajectory.score", DeprecationWarning, stacklevel=2)
         return float(sum(turn.reward for turn in self.turns))
 
     def to_dict(self) -> dict[str, Any]:
@@ -201,6 +218,8 @@ class Trajectory:
             "initial_observation": self.initial_observation,
             "final_observation": self.final_observation,
             "metadata": to_json_value(self.metadata),
+            "reward": float(self.reward),
+            "initial_privileged": to_json_value(self.initial_privileged),
         }
 
     @classmethod
@@ -215,6 +234,8 @@ class Trajectory:
             initial_observation=data.get("initial_observation", ""),
             final_observation=data.get("final_observation", ""),
             metadata=dict(data.get("metadata", {})),
+            reward=float(data.get("reward", math.nan)),
+            initial_privileged=data.get("initial_privileged"),
         )
 
 

@@ -36,6 +36,7 @@ from agentenvs.core.groups import draw_group_seeds
 from agentenvs.core.ray_vector import group_shards, import_ray, stop_actors
 from agents.collector import Collection, Collector
 from agents.distributed.merge import merge_collections
+from agents.policy.protocol import Policy
 
 
 class RolloutWorker:
@@ -182,6 +183,24 @@ class RolloutWorkers:
         ]
         parts = ray.get(references)  # in shard order, whichever finished first
         return merge_collections(parts, pad_token_id=self.pad_token_id, seconds=time.perf_counter() - started)
+
+    @property
+    def shares_policy_caches(self) -> bool:
+        """False: the workers' prefills ran in other processes."""
+        return False
+
+    def collect_on_policy(
+        self, task_ids: Sequence[str], *, seed: int, policy: Policy, keep_trunk_hiddens: bool
+    ) -> Collection:
+        """:meth:`collect` after every worker loads ``policy``'s trainable weights, sampling from
+        seeds drawn from ``policy``'s generator (so the trained policy's seed decides them)."""
+        return self.collect(
+            task_ids,
+            seed=seed,
+            weights=policy.trainable_state_dict(),
+            sample_seed=int(torch.randint(0, 2**31 - 1, (1,), generator=policy.generator)),
+            keep_trunk_hiddens=keep_trunk_hiddens,
+        )
 
     def close(self) -> None:
         """Closes the workers' envs and ends the actors."""

@@ -55,6 +55,7 @@ class ServedGeneration:
         prompt_ids: Empty (no tokenizer on this side).
         response_ids: Empty.
         logprobs: Empty.
+        trunk_hiddens: None (no model on this side).
     """
 
     prompt: str
@@ -63,6 +64,7 @@ class ServedGeneration:
     prompt_ids: list[int] = field(default_factory=list)
     response_ids: list[int] = field(default_factory=list)
     logprobs: list[float] = field(default_factory=list)
+    trunk_hiddens: None = None
 
     def token_span(self, char_start: int, char_end: int) -> tuple[int, int]:
         """``(0, 0)``: there are no response tokens to point into."""

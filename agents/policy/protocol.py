@@ -33,6 +33,9 @@ class Generation(Protocol):
     response_ids: list[int]
     text: str
     logprobs: list[float]
+    trunk_hiddens: torch.Tensor | None
+    """The frozen trunk's states of the prompt and response tokens, inside
+    :meth:`Policy.keeping_trunk_hiddens` (None otherwise, or where a policy keeps none)."""
 
     def token_span(self, char_start: int, char_end: int) -> tuple[int, int]:
         """Response-token indices ``[start, end)`` covering characters ``[char_start, char_end)`` of ``text``."""

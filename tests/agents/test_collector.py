@@ -164,12 +164,12 @@ def test_conversation_mode_rows_are_turns_of_one_growing_chat(tiny_policy):
 
 
 def test_trajectories_keep_the_privileged_info_of_the_reset():
-    """Turn infos hold the env's PI as of after each action; the reset's is kept in the metadata."""
+    """Turn infos hold the env's PI as of after each action; the reset's is kept in its own field."""
     policy = ScriptedPolicy(["<search>capital</search>", "<answer>nobody</answer>"])
     collector = Collector(policy, "SearchQA-v0", num_groups=1, group_size=2)
     batch, _ = collector.collect(list(collector.task_ids[:1]), seed=0)
     collector.close()
     for trajectory in batch.trajectories:
-        initial = trajectory.metadata["initial_privileged"]
+        initial = trajectory.initial_privileged
         assert set(initial) == {"gold_answers", "supporting_titles", "supporting_passages"}
         assert initial == trajectory.turns[0].privileged  # SearchQA's PI is constant over an episode

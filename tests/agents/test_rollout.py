@@ -1,3 +1,4 @@
+import pytest
 import torch
 
 from agents.rollout import RolloutBatch, RolloutRow
@@ -39,3 +40,22 @@ def test_trunk_states_travel_with_their_rows():
     mixed = _rows(trunk=True)
     mixed[1].trunk_hiddens = None
     assert _batch(mixed).trunk_hiddens is None  # all rows or none
+
+
+def test_rows_by_trajectory_and_from_groups():
+    from agentenvs.core.trajectory import Trajectory, TrajectoryGroup
+
+    rows = [
+        RolloutRow("t1-turn1", [1], [2], [0.0], None, 1, 1, 0, 0.0, True),
+        RolloutRow("t0-turn0", [1], [2], [0.0], None, 0, 0, 0, 0.0, True),
+        RolloutRow("t1-turn0", [1], [2], [0.0], None, 1, 0, 0, 0.0, False),
+    ]
+    won = Trajectory("task", 0, [], True, score=1.0)
+    lost = Trajectory("task", 0, [], False, score=0.0, reward=-0.2)  # an invalid turn's penalty
+    batch = RolloutBatch.from_groups(rows, [TrajectoryGroup("task", 0, [won, lost])], pad_token_id=0)
+    assert batch.trajectory_rewards.tolist() == pytest.approx([1.0, -0.2])  # the trainer's return, not the score
+    assert batch.trajectory_success.tolist() == [True, False] and batch.num_trajectories == 2
+    assert batch.rows_by_trajectory() == [[1], [2, 0]]  # turn order
+    assert batch.rows_of_trajectory(1) == [2, 0]
+    with pytest.raises(IndexError, match="trajectory 2 is not in a batch of 2"):
+        batch.rows_of_trajectory(2)

@@ -109,3 +109,16 @@ def test_unserialisable_info_is_named(tmp_path):
     (tmp_path / "bad.jsonl").write_text('{"task_id": \n')
     with pytest.raises(ValueError, match="bad.jsonl:1"):
         read_jsonl(tmp_path / "bad.jsonl")
+
+
+def test_reward_and_initial_privileged_are_typed_and_round_trip():
+    from agentenvs.core.trajectory import Trajectory
+
+    plain = Trajectory("t", 0, [], False, score=0.5)
+    assert plain.reward == 0.5 and plain.initial_privileged is None  # no shaping: reward is the score
+    shaped = Trajectory("t", 0, [], False, score=0.5, reward=0.3, initial_privileged={"gold_answers": ["x"]})
+    again = Trajectory.from_dict(shaped.to_dict())
+    assert (again.reward, again.initial_privileged) == (0.3, {"gold_answers": ["x"]})
+    legacy = plain.to_dict()
+    del legacy["reward"], legacy["initial_privileged"]  # a record written before these fields existed
+    assert Trajectory.from_dict(legacy).reward == 0.5

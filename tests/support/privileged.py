@@ -26,7 +26,6 @@ import torch
 
 from agentenvs.core.env import Outcome, TextEnv
 from agentenvs.core.trajectory import Trajectory, TrajectoryGroup
-from agents.algorithms.privileged.environment import INITIAL_PRIVILEGED_KEY
 from agents.rollout import RolloutBatch, RolloutRow
 
 
@@ -109,7 +108,6 @@ def batch_from_groups(
 ) -> RolloutBatch:
     """One row per turn, character tokens; ``old_logprobs`` from ``scorer`` (zeros if None)."""
     rows: list[RolloutRow] = []
-    rewards, success, group_ids = [], [], []
     index = 0
     for group in groups:
         for trajectory in group.trajectories:
@@ -133,18 +131,8 @@ def batch_from_groups(
                         turn.valid,
                     )
                 )
-            rewards.append(trajectory.score)
-            success.append(trajectory.success)
-            group_ids.append(group.group_id)
             index += 1
-    batch = RolloutBatch.from_rows(
-        rows,
-        trajectory_rewards=rewards,
-        trajectory_success=success,
-        trajectory_group_ids=group_ids,
-        pad_token_id=0,
-        groups=list(groups),
-    )
+    batch = RolloutBatch.from_groups(rows, list(groups), pad_token_id=0)
     if scorer is not None:
         batch.old_logprobs = scorer(batch.prompts, batch.response_ids, None, response_mask=batch.response_mask)
     return batch
@@ -186,11 +174,11 @@ def make_trajectory(
 
 def with_expert_plans(group: TrajectoryGroup) -> TrajectoryGroup:
     """``group`` with ALFWorld-style env PI: after every step ``info["privileged"]["expert_plan"]``
-    is the rest of the trajectory's own actions, and the reset's (``metadata["initial_privileged"]``)
+    is the rest of the trajectory's own actions, and the reset's (``initial_privileged``)
     all of them; so the plan that held before turn t starts with turn t's action."""
     for trajectory in group.trajectories:
         actions = [turn.action for turn in trajectory.turns]
-        trajectory.metadata[INITIAL_PRIVILEGED_KEY] = {"expert_plan": actions}
+        trajectory.initial_privileged = {"expert_plan": actions}
         for t, turn in enumerate(trajectory.turns):
             turn.info = {"privileged": {"expert_plan": actions[t + 1 :]}}
     return group

@@ -14,7 +14,7 @@ observation, history and admissible actions only).
 
 A turn's env PI is what held when the agent acted: ``Turn.info`` is as of *after* the action,
 so turn t uses turn t − 1's ``info["privileged"]`` and turn 0 the reset info's, which the
-collector keeps in ``Trajectory.metadata["initial_privileged"]`` (a trajectory recorded
+collector keeps in ``Trajectory.initial_privileged`` (a trajectory recorded
 without it has no env PI at turn 0). This matters for ALFWorld, whose expert plan moves on
 with every command; the other envs' PI is constant over an episode.
 
@@ -55,8 +55,6 @@ DEFAULT_ENV_PI_KEYS: tuple[str, ...] = (
 """The ``info["privileged"]`` entries rendered by default (answers and target ids are left out: the
 PI should say how to act, not hand over the outcome; add ``gold_answers`` etc. to ``env_pi_keys``)."""
 
-INITIAL_PRIVILEGED_KEY = "initial_privileged"
-"""``Trajectory.metadata`` key holding the reset info's ``info["privileged"]``."""
 
 ENV_PI_HEADER = "Privileged information from the environment:"
 
@@ -77,8 +75,7 @@ _SEPARATORS = {"expert_plan": "; ", "goal_facts": "; ", "gold_answers": " | "}
 
 def privileged_before_turns(trajectory: Trajectory) -> list[dict[str, Any] | None]:
     """The env's privileged dict as it stood when the agent chose each turn's action (see module doc)."""
-    initial = trajectory.metadata.get(INITIAL_PRIVILEGED_KEY)
-    before: list[dict[str, Any] | None] = [initial if isinstance(initial, dict) else None]
+    before: list[dict[str, Any] | None] = [trajectory.initial_privileged]
     before += [turn.privileged for turn in trajectory.turns[:-1]]
     return before[: len(trajectory.turns)]
 

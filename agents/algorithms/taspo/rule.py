@@ -152,9 +152,7 @@ class TASPOCredit(GRPOCredit):
         opts = self.opts
         advantages = self.trajectory_advantages(batch)
         trajectories = batch.trajectories
-        rows_of: dict[int, list[int]] = {}
-        for row, trajectory in enumerate(batch.trajectory_index.tolist()):
-            rows_of.setdefault(trajectory, []).append(row)
+        rows_of = batch.rows_by_trajectory()
         privileged: list[str | None] = [None] * len(batch)
         env_rows = (
             env_privileged_rows(batch, keys=opts.env_pi_keys, max_chars=opts.env_pi_max_chars)
@@ -177,7 +175,7 @@ class TASPOCredit(GRPOCredit):
                     if opts.env_pi != "replace"
                     else [None] * len(target.turns)
                 )
-                rows = rows_of.get(index, [])
+                rows = rows_of[index]
                 texts = [
                     per_turn[int(batch.turn_index[row])] if int(batch.turn_index[row]) < len(per_turn) else None
                     for row in rows
@@ -272,13 +270,13 @@ class TASPOCredit(GRPOCredit):
         advantages: torch.Tensor,
         shift: torch.Tensor,
         privileged: list[str | None],
-        rows_of: dict[int, list[int]],
+        rows_of: list[list[int]],
     ) -> torch.Tensor:
         """``[B, T]`` weights (:func:`trajectory_row_weights` per trajectory); 1 where no PI."""
         weights = torch.ones(batch.response_ids.shape, dtype=torch.float32)
         spans = batch.action_token_spans.tolist()
         lengths = batch.response_mask.sum(dim=1).tolist()
-        for trajectory, rows in rows_of.items():
+        for trajectory, rows in enumerate(rows_of):
             aligned_rows = [row for row in rows if privileged[row] is not None]
             if len(aligned_rows) < 2:
                 continue

@@ -7,24 +7,17 @@ import torch
 
 from agentenvs.core.trajectory import Trajectory, TrajectoryGroup, Turn
 from agents.collector import Collection, CollectStats
-from agents.distributed.merge import batch_rows, merge_collections
+from agents.distributed.merge import merge_collections
 from agents.rollout import RolloutBatch, RolloutRow
 
 
 def trajectory(task: str, reward: float, success: bool, turns: int) -> Trajectory:
     steps = [Turn("obs", "out", "act", None, reward, True) for _ in range(turns)]
-    return Trajectory(task, 0, steps, success, score=max(reward, 0.0), metadata={"reward": reward})
+    return Trajectory(task, 0, steps, success, score=max(reward, 0.0), reward=reward)
 
 
 def shard(rows, trajectories, task, generated, prompt_tokens):
-    batch = RolloutBatch.from_rows(
-        rows,
-        trajectory_rewards=[t.metadata["reward"] for t in trajectories],
-        trajectory_success=[t.success for t in trajectories],
-        trajectory_group_ids=[0] * len(trajectories),
-        pad_token_id=0,
-        groups=[TrajectoryGroup(task, 0, trajectories)],
-    )
+    batch = RolloutBatch.from_groups(rows, [TrajectoryGroup(task, 0, trajectories)], pad_token_id=0)
     return Collection(batch, CollectStats(0.0, 0.0, 0.0, 0.0, 0.0, 0.0, generated, prompt_tokens, 9.0))
 
 
@@ -76,14 +69,24 @@ def test_stats_are_recomputed_over_all_trajectories(parts):
     assert (stats.generated_tokens, stats.prompt_tokens, stats.seconds, stats.failed_episodes) == (5, 6, 1.5, 0)
 
 
-def test_a_batch_round_trips_through_its_rows(parts):
+def test_one_batch_concatenated_is_itself(parts):
     batch = parts[0].batch
-    again = RolloutBatch.from_rows(
-        batch_rows(batch), trajectory_rewards=[0.5, -0.1], trajectory_success=[True, False],
-        trajectory_group_ids=[0, 0], pad_token_id=0,
-    )  # fmt: skip
-    for name in ("prompt_ids", "prompt_mask", "response_ids", "response_mask", "old_logprobs", "action_token_spans"):
+    again = RolloutBatch.concatenate([batch], pad_token_id=0)
+    for name in ("prompt_ids", "prompt_mask", "response_ids", "response_mask", "old_logprobs", "action_token_spans",
+                 "trajectory_index", "group_ids", "trajectory_rewards", "trajectory_group_ids"):  # fmt: skip
         assert torch.equal(getattr(again, name), getattr(batch, name)), name
+    assert again.groups == batch.groups and again.prompts == batch.prompts
+
+
+def test_reference_logprobs_and_trunk_states_survive_a_merge(parts):
+    first, second = parts[0].batch, parts[1].batch
+    first.ref_logprobs, second.ref_logprobs = torch.full((2, 3), -1.0), torch.full((1, 1), -2.0)
+    first.trunk_hiddens, second.trunk_hiddens = [torch.zeros(4, 2), torch.zeros(1, 2)], [torch.ones(3, 2)]
+    batch = RolloutBatch.concatenate([first, second], pad_token_id=0)
+    assert batch.ref_logprobs.tolist() == [[-1.0] * 3, [-1.0] * 3, [-2.0, 0.0, 0.0]]
+    assert [tuple(h.shape) for h in batch.trunk_hiddens] == [(4, 2), (1, 2), (3, 2)]
+    second.ref_logprobs = None  # one shard without: the merged batch has none
+    assert RolloutBatch.concatenate([first, second], pad_token_id=0).ref_logprobs is None
 
 
 def test_nothing_to_merge_is_an_error():

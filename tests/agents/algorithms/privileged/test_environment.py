@@ -6,7 +6,6 @@ from agentenvs.core.trajectory import Trajectory
 from agents.algorithms.privileged.environment import (
     DEFAULT_ENV_PI_KEYS,
     ENV_PI_HEADER,
-    INITIAL_PRIVILEGED_KEY,
     combine_privileged,
     env_privileged_rows,
     privileged_before_turns,
@@ -20,8 +19,8 @@ def planned(actions, initial=True):
     turns = [make_turn(f"obs {t}", action) for t, action in enumerate(actions)]
     for t, turn in enumerate(turns):
         turn.info = {"privileged": {"expert_plan": actions[t + 1 :], "goal_facts": ["(isHot ?o)"]}}
-    metadata = {INITIAL_PRIVILEGED_KEY: {"expert_plan": list(actions), "goal_facts": ["(isHot ?o)"]}} if initial else {}
-    return Trajectory("toy", 0, turns, True, 1.0, task="heat it", metadata=metadata)
+    reset = {"expert_plan": list(actions), "goal_facts": ["(isHot ?o)"]} if initial else None
+    return Trajectory("toy", 0, turns, True, 1.0, task="heat it", initial_privileged=reset)
 
 
 def test_each_turn_gets_the_pi_that_held_before_its_action():

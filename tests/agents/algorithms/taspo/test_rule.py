@@ -39,7 +39,7 @@ def run(scorer=None, groups=None, **options):
 
 
 def turn_weights(batch, out, base, trajectory):
-    rows = (batch.trajectory_index == trajectory).nonzero().flatten().tolist()
+    rows = batch.rows_of_trajectory(trajectory)
     return [float(out[row, 0] / base[row, 0]) for row in rows]
 
 
@@ -56,7 +56,7 @@ def test_taspo_hand_checked_trajectory():
         weights = turn_weights(batch, out, base, trajectory)
         assert sum(weights) / len(weights) == pytest.approx(1.0, abs=1e-5)
         assert all(0.5 - 1e-6 <= w <= 1.5 + 1e-6 for w in weights)
-        rows = (batch.trajectory_index == trajectory).nonzero().flatten()
+        rows = batch.rows_of_trajectory(trajectory)
         # One weight per turn, on every response token of the turn; signs kept.
         for row in rows:
             ratio = out[row][mask[row]] / base[row][mask[row]]
