@@ -72,7 +72,8 @@ class GRPOAgent:
         config = config or GRPOConfig()
         if self.credit is not None and config.credit != self.credit:
             config = dataclasses.replace(config, credit=self.credit)
-        self.config = config  # its rule name and options were checked when it was built
+        self.config = config
+        config.check_credit()  # before the model loads: a bad option fails in a second, naming it
         config.check_env(env)  # before the model loads: a misspelt env keyword fails in a second
         self.model_name = str(model)
         self.env_id = env

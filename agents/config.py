@@ -45,6 +45,8 @@ from agents.settings import (
 
 __all__ = ["GRPOConfig", "OptionValue"]
 
+DEFAULT_CREDIT = "grpo"
+
 
 @dataclass
 class GRPOConfig(LoraSettings, OptimSettings, PromptSettings, EnvSettings, RunSettings):
@@ -82,7 +84,7 @@ class GRPOConfig(LoraSettings, OptimSettings, PromptSettings, EnvSettings, RunSe
     invalid_action_penalty: float = 0.1
     """Subtracted from a turn's reward when its action is invalid."""
     # -- credit ------------------------------------------------------------------------
-    credit: Annotated[str, NON_EMPTY] = "grpo"
+    credit: Annotated[str, NON_EMPTY] = DEFAULT_CREDIT
     """Credit rule: a name registered in ``agents.algorithms.CREDIT_RULES``."""
     scale_rewards: ScaleRewards = "group"
     """Divide centred rewards by the group std, the batch std, or nothing."""
@@ -183,7 +185,14 @@ class GRPOConfig(LoraSettings, OptimSettings, PromptSettings, EnvSettings, RunSe
             f"a registered credit rule, one of {sorted(CREDIT_RULES)}",
             self.credit,
         )
-        credit_options_of(self.credit, self.credit_options)  # the rule's options class checks each option
+        # Options with the default rule are for the rule an agent class sets later
+        # (ORSDAgent(config=GRPOConfig(credit_options=...))); that replace checks them, before any model loads.
+        if not (self.credit == DEFAULT_CREDIT and self.credit_options):
+            self.check_credit()
+
+    def check_credit(self) -> None:
+        """Checks ``credit_options`` against the options class of the rule ``credit`` names."""
+        credit_options_of(self.credit, self.credit_options)
 
     def check_env(self, env_id: str, *, field_name: str = "env_kwargs", **extra: Any) -> None:
         """Checks ``env_kwargs`` and ``eval_env_kwargs`` against the env's constructor (before a model loads)."""

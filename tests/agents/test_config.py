@@ -54,3 +54,19 @@ def test_prompt_fields_reach_the_prompt_builder(config_class):
     prompt = builder.build(task="t", observation="o", admissible_actions=["look"], action_format="raw")
     assert prompt == "Task: t\nCurrent observation (step 1): o"
     assert set(PROMPT_FIELDS) <= {f.name for f in dataclasses.fields(GRPOConfig)}
+
+
+def test_options_for_the_rule_an_agent_class_sets_are_checked_when_it_sets_it(monkeypatch):
+    import agents.agent
+    from agents import ORSDAgent, TASPOAgent
+
+    monkeypatch.setattr(agents.agent, "build_policy", lambda *a, **k: (_ for _ in ()).throw(AssertionError("loaded")))
+    options_for_orsd = GRPOConfig(credit_options={"coef": 0.1})  # credit is still "grpo": checked later
+    with pytest.raises(AssertionError, match="loaded"):  # ORSD takes coef: the agent goes on to load the model
+        ORSDAgent("tiny-random-qwen3", "SearchQA-v0", options_for_orsd)
+    with pytest.raises(ValueError, match=r"unknown taspo credit option\(s\) \['coef'\]"):
+        TASPOAgent("tiny-random-qwen3", "SearchQA-v0", options_for_orsd)
+    with pytest.raises(ValueError, match=r"unknown grpo credit option\(s\) \['coef'\]"):
+        GRPOAgent("tiny-random-qwen3", "SearchQA-v0", options_for_orsd)
+    with pytest.raises(ValueError, match=r"ORSDOptions\.coef must be a finite number >= 0"):
+        GRPOConfig(credit="orsd", credit_options={"coef": -1.0})

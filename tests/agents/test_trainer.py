@@ -206,8 +206,8 @@ def test_trainer_applies_any_registered_rule_and_updates_weights(tmp_path, tiny_
             ).shape == (1, batch.response_ids.shape[1])
             return CreditResult(batch.response_mask.float())
 
-    config = _one_group_config(tmp_path, credit="plus_one", learning_rate=1e-2)
-    with registered_rule("plus_one", PlusOne):
+    with registered_rule("plus_one", PlusOne):  # a config names a rule once it is registered
+        config = _one_group_config(tmp_path, credit="plus_one", learning_rate=1e-2)
         agent = GRPOAgent(model=str(tiny_model_path), env="SearchQA-v0", config=config)
         before = {k: v.clone() for k, v in agent.policy.trainable_state_dict().items()}
         agent.learn(1, plot=False)
@@ -357,8 +357,8 @@ def test_credit_examples_are_logged_at_the_first_step_that_has_any_then_at_evalu
             examples = [{"call": len(calls)}] if len(calls) >= 2 else []
             return CreditResult(batch.response_mask.float(), examples=examples)
 
-    config = _one_group_config(tmp_path, credit="acts_from_step_2", eval_every=4)
     with registered_rule("acts_from_step_2", ActsFromStep2):
+        config = _one_group_config(tmp_path, credit="acts_from_step_2", eval_every=4)
         agent = GRPOAgent(model=str(tiny_model_path), env="SearchQA-v0", config=config)
         agent.learn(4, plot=False)
         agent.close()
