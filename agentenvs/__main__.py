@@ -31,7 +31,7 @@ from gymnasium.envs.registration import load_env_creator
 
 from agentenvs.core.actions import ACTION_FORMATS
 from agentenvs.core.env import TextEnv
-from agentenvs.core.fuzzing import agentenvs_ids
+from agentenvs.core.registration import agentenvs_ids
 
 PREGENERATE_DOC = """``pregenerate`` makes an env's generated games ahead of training, so that no reset
 waits for a game to be generated and verified::

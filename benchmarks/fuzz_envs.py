@@ -2,9 +2,9 @@
 
 Per env (all its observation modes and action formats, the steps split evenly between
 them): fuzzed outputs sent, exceptions and broken invariants (see
-:mod:`agentenvs.core.fuzzing`), steps/s, episodes, accepted actions and the process's
+:mod:`agentenvs.testing.fuzzing`), steps/s, episodes, accepted actions and the process's
 RSS after the env (current and peak). Then the shop's routes
-(:mod:`agentenvs.webshop.fuzzing`): requests sent, status counts and 5xx. Exit status 1
+(:mod:`agentenvs.testing.shop_routes`): requests sent, status counts and 5xx. Exit status 1
 when anything failed, so a scheduler can alert on it.
 
 ALFWorld replays its first seeded game (generating games is not what is fuzzed).
@@ -24,10 +24,11 @@ from typing import Any
 import gymnasium as gym
 
 import agentenvs  # noqa: F401  (registers the envs)
-from agentenvs.core.fuzzing import FuzzReport, agentenvs_ids, env_variants, fuzz_env
+from agentenvs.core.registration import agentenvs_ids
+from agentenvs.testing.fuzzing import FuzzReport, env_variants, fuzz_env
+from agentenvs.testing.shop_routes import fuzz_routes
 from agentenvs.webshop.app import create_app
 from agentenvs.webshop.engine import WebShopEngine
-from agentenvs.webshop.fuzzing import fuzz_routes
 
 QUIET: dict[str, dict[str, Any]] = {"ALFWorld-v0": {"prefetch": False}}
 """No prefetch process: the fuzz replays one game."""

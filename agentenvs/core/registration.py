@@ -26,6 +26,15 @@ def register_env(env_id: str, entry_point: str, **kwargs: Any) -> None:
     gym.register(id=env_id, entry_point=entry_point, disable_env_checker=False, **kwargs)
 
 
+def agentenvs_ids() -> list[str]:
+    """The registered env ids whose entry point is in ``agentenvs``, sorted."""
+    return sorted(
+        env_id
+        for env_id, spec in gym.registry.items()
+        if isinstance(spec.entry_point, str) and spec.entry_point.startswith("agentenvs.")
+    )
+
+
 def env_constructor(env_id: str) -> Any:
     """The class (or factory) a registered id builds, without building it.
 

@@ -1,6 +1,6 @@
 """Every registered env, in every observation mode and action format, survives hostile model output.
 
-Seeded (reproducible) runs of :func:`agentenvs.core.fuzzing.fuzz_env`: empty and 200k-char
+Seeded (reproducible) runs of :func:`agentenvs.testing.fuzzing.fuzz_env`: empty and 200k-char
 outputs, lone surrogates, NUL and control characters, tag soup, path traversal, valid
 actions in odd case and spacing, admissible actions. Each step must not raise and must
 keep the info contract (types, span inside the raw output and holding the action,
@@ -19,7 +19,8 @@ import pytest
 
 import agentenvs  # noqa: F401  (registers the envs)
 from agentenvs.core.actions import ACTION_FORMATS
-from agentenvs.core.fuzzing import agentenvs_ids, check_step, env_variants, fuzz_env, wrap_action
+from agentenvs.core.registration import agentenvs_ids
+from agentenvs.testing.fuzzing import check_step, env_variants, fuzz_env, wrap_action
 
 EXTRA_VARIANTS: dict[str, list[dict[str, Any]]] = {"SearchQA-v0": [{"initial_search": True, "reward": "f1"}]}
 """Settings beyond modes and formats that change what the env echoes."""

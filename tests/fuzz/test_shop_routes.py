@@ -1,6 +1,6 @@
 """The shop's HTTP routes answer hostile requests with a 4xx and a message, never a 5xx.
 
-Seeded requests from :func:`agentenvs.webshop.fuzzing.hostile_requests` (Unicode digits,
+Seeded requests from :func:`agentenvs.testing.shop_routes.hostile_requests` (Unicode digits,
 huge segments, nested JSON options, surrogate escapes such as ``%ED%A0%80``, traversal,
 missing or extra segments, wrong methods) through Flask's test client with ``TESTING``
 off, as in production.
@@ -12,9 +12,9 @@ import logging
 
 import pytest
 
+from agentenvs.testing.shop_routes import fuzz_routes
 from agentenvs.webshop.app import create_app
 from agentenvs.webshop.engine import WebShopEngine
-from agentenvs.webshop.fuzzing import fuzz_routes
 
 REQUESTS = 1500
 
