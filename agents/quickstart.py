@@ -17,7 +17,7 @@ Presets (``python -m agents quickstart --preset NAME``):
   them the warm-started model invents option values: invalid rate 0.37 against 0.08), an empty
   system prompt and preamble, and the expert searching the instruction before its option and
   price clauses (``expert_query="product"``: responses of at most ~30 tokens instead of ~50).
-  About 250 prompt tokens a turn. The expert is the env's oracle (32 episodes, 3 epochs); then
+  About 250 prompt tokens a turn. The expert is the env's ``expert_action`` (32 episodes, 3 epochs); then
   8 GRPO steps of 4 goals x 4 rollouts. GRPO, not TASPO: TASPO takes its PI from successful
   siblings, and the warm-started model wins rarely (12 % of held-out goals), so its credit would
   mostly be GRPO's at the cost of a rescoring pass.

@@ -24,7 +24,7 @@ import agentenvs  # noqa: F401
 from agentenvs.core.retrieval import BM25Retriever, passage_document
 from agentenvs.searchqa.data import load_flashrag_corpus, load_hotpotqa
 from agentenvs.searchqa.generator import generate_knowledge_base
-from agentenvs.searchqa.scripted import OracleAgent, play_episodes
+from agentenvs.searchqa.scripted import ExpertAgent, play_episodes
 
 
 def best_of(repeats: int, run) -> float:
@@ -67,7 +67,7 @@ def compare_retrievers(name: str, passages, queries, k: int = 5) -> None:
 def env_throughput(episodes: int) -> None:
     env = gym.make("SearchQA-v0")
     start = time.perf_counter()
-    results = play_episodes(env, OracleAgent(), episodes=episodes)
+    results = play_episodes(env, ExpertAgent(), episodes=episodes)
     seconds = time.perf_counter() - start
     steps = sum(r.turns for r in results)
     print(

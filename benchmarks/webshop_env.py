@@ -23,7 +23,7 @@ from rank_bm25 import BM25Okapi
 
 import agentenvs  # noqa: F401
 from agentenvs.webshop.engine import WebShopEngine
-from agentenvs.webshop.oracle import oracle_action
+from agentenvs.webshop.expert import expert_action
 from agentenvs.webshop.search import SEARCH_RETURN_N, product_document
 
 STEPS_PER_SECOND_GOAL = 1000.0
@@ -38,7 +38,7 @@ def env_throughput(episodes: int) -> None:
     for task_id in task_ids:
         env.reset(options={"task_id": task_id})
         while True:
-            *_, terminated, truncated, info = env.step(oracle_action(webshop.goal, webshop.page))
+            *_, terminated, truncated, info = env.step(expert_action(webshop.goal, webshop.page))
             steps += 1
             if terminated or truncated:
                 wins += info["won"]

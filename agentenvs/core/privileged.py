@@ -5,7 +5,7 @@ reset and at every step (an env that knows nothing extra puts ``{}``). Its entri
 the env's own, documented by a ``TypedDict`` in its module (``SearchQAPrivileged``,
 ``WebShopPrivileged``, ``ALFWorldPrivileged``); no observation ever shows them. They are
 for credit rules that condition on privileged information (PI), for evaluation and for
-oracles; ``wrappers.StripPrivileged`` removes them before an env is handed to code that
+the expert; ``wrappers.StripPrivileged`` removes them before an env is handed to code that
 must not read them.
 
 The dict holds JSON values only — ``str``, ``bool``, ``float``, ``None``, lists and dicts

@@ -3,7 +3,7 @@
 Example::
 
     python -m agentenvs.searchqa play --episodes 100
-    python -m agentenvs.searchqa play --dataset hotpotqa --data-path ../shared/data/searchqa --agents oracle
+    python -m agentenvs.searchqa play --dataset hotpotqa --data-path ../shared/data/searchqa --agents expert
 """
 
 from __future__ import annotations
@@ -17,9 +17,14 @@ import gymnasium as gym
 
 import agentenvs  # noqa: F401  (registers SearchQA-v0)
 from agentenvs.searchqa.env import SearchQAEnv
-from agentenvs.searchqa.scripted import NoSearchAgent, OracleAgent, ScriptedAgent, TopTitleAgent, play_episodes
+from agentenvs.searchqa.scripted import ExpertAgent, NoSearchAgent, ScriptedAgent, TopTitleAgent, play_episodes
 
-AGENTS: dict[str, type[ScriptedAgent]] = {"oracle": OracleAgent, "top-title": TopTitleAgent, "no-search": NoSearchAgent}
+AGENTS: dict[str, type[ScriptedAgent]] = {
+    "expert": ExpertAgent,
+    "oracle": ExpertAgent,  # the expert's old name, still accepted
+    "top-title": TopTitleAgent,
+    "no-search": NoSearchAgent,
+}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -31,7 +36,7 @@ def main(argv: list[str] | None = None) -> int:
     play.add_argument("--dataset", choices=["generated", "hotpotqa", "nq"], default="generated")
     play.add_argument("--data-path", default=None)
     play.add_argument("--split", choices=["train", "test", "all"], default=None)
-    play.add_argument("--agents", nargs="+", choices=sorted(AGENTS), default=["no-search", "top-title", "oracle"])
+    play.add_argument("--agents", nargs="+", choices=sorted(AGENTS), default=["no-search", "top-title", "expert"])
     args = parser.parse_args(argv)
     if args.episodes < 1:
         parser.error("--episodes must be >= 1")

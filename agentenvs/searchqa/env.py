@@ -14,7 +14,7 @@ corpus is given) and ``"nq"`` (NQ-open questions over a FlashRAG corpus).
 
 ``info["privileged"]`` (:class:`SearchQAPrivileged`, the same at reset and every step of
 an episode; never in an observation) holds the gold answers, the supporting titles and
-the corpus passages with those titles (uncut): what an oracle or a PI-conditioned credit
+the corpus passages with those titles (uncut): what the expert or a PI-conditioned credit
 rule may read and the agent may not.
 
 Example:
@@ -220,7 +220,7 @@ class SearchQAEnv(TextEnv):
 
     @property
     def current_question(self) -> QAExample:
-        """The question of the current episode (gold answers included: for oracles and evaluation)."""
+        """The question of the current episode (gold answers included: for the expert and evaluation)."""
         if self.task_id is None:
             raise RuntimeError("call reset() first")
         return self.questions[self.task_id]

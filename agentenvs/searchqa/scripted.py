@@ -1,6 +1,6 @@
-"""Scripted SearchQA agents: an oracle and two baselines, for checks and the main job.
+"""Scripted SearchQA agents: the expert and two baselines, for checks and the main job.
 
-- :class:`OracleAgent` searches each gold supporting title in order, then answers the
+- :class:`ExpertAgent` searches each gold supporting title in order, then answers the
   first gold answer (EM 1.0 whenever the env behaves).
 - :class:`TopTitleAgent` searches the question and answers with the title of the best
   hit not named in the question (retrieval alone, no reading).
@@ -10,7 +10,7 @@
 Example:
     >>> import gymnasium as gym, agentenvs
     >>> env = gym.make("SearchQA-v0")
-    >>> results = play_episodes(env, OracleAgent(), episodes=3, seed=0)
+    >>> results = play_episodes(env, ExpertAgent(), episodes=3, seed=0)
     >>> [r.em for r in results]
     [1.0, 1.0, 1.0]
 """
@@ -33,7 +33,7 @@ class ScriptedAgent(Protocol):
     def act(self, observation: str, info: dict[str, Any]) -> str: ...
 
 
-class OracleAgent:
+class ExpertAgent:
     """Searches the gold supporting titles, then answers the gold answer."""
 
     def begin(self, env: SearchQAEnv) -> None:
@@ -109,3 +109,7 @@ def play_episodes(env: gym.Env[str, str], agent: ScriptedAgent, *, episodes: int
             )
         )
     return results
+
+
+OracleAgent = ExpertAgent
+"""The old name of :class:`ExpertAgent` (one name for the env's expert in every env), kept for compatibility."""

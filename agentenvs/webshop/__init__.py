@@ -3,5 +3,5 @@
 Modules: ``data`` (official files, cleaning, goals, splits), ``generator`` (the embedded
 procedural shop), ``search`` (BM25), ``nouns`` and ``reward`` (the original's reward),
 ``pages`` (text and HTML pages), ``engine`` (shop and sessions), ``env`` (the Gymnasium
-env), ``oracle`` (scripted shopper), ``app`` (the Flask shop: ``python -m agentenvs.webshop serve``).
+env), ``expert`` (the scripted shopper behind ``expert_action``), ``app`` (the Flask shop: ``python -m agentenvs.webshop serve``).
 """

@@ -61,7 +61,7 @@ from agentenvs.webshop.data import (
     split_range,
 )
 from agentenvs.webshop.engine import InvalidAction, ShopSession, WebShopEngine
-from agentenvs.webshop.oracle import QUERY_STYLES, QueryStyle, oracle_action
+from agentenvs.webshop.expert import QUERY_STYLES, QueryStyle, expert_action
 from agentenvs.webshop.pages import Page, page_html, page_text, page_text_compact, page_text_rich
 
 ObservationMode = Literal["text", "text_rich", "text_compact", "html"]
@@ -123,7 +123,7 @@ class WebShopEnv(TextEnv):
         expert_query: What :meth:`expert_action` searches: ``"instruction"`` (the whole goal
             instruction) or ``"product"`` (the instruction before its option and price clauses,
             a shorter query that search still ranks the goal product for; see
-            :func:`agentenvs.webshop.oracle.search_query`).
+            :func:`agentenvs.webshop.expert.search_query`).
         cache_index: Whether to cache the search index on disk.
         render_mode: None or ``"ansi"``.
     """
@@ -214,7 +214,7 @@ class WebShopEnv(TextEnv):
 
     @property
     def goal(self) -> Goal:
-        """The current episode's goal (for oracles and evaluation)."""
+        """The current episode's goal (for the expert and evaluation)."""
         if self.task_id is None:
             raise RuntimeError("call reset() first")
         return self.goals[int(self.task_id)]
@@ -227,10 +227,10 @@ class WebShopEnv(TextEnv):
         return self.session.page
 
     def expert_action(self) -> str | None:
-        """The goal-aware oracle's next action (:func:`agentenvs.webshop.oracle.oracle_action`)."""
+        """The goal-aware expert's next action (:func:`agentenvs.webshop.expert.expert_action`)."""
         if self._done or self.session is None:
             return None
-        return oracle_action(self.goal, self.page, self.expert_query)
+        return expert_action(self.goal, self.page, self.expert_query)
 
     def _begin(self, task_id: str) -> tuple[str, dict[str, Any]]:
         goal = self.goals[int(task_id)]

@@ -1,7 +1,7 @@
 """Expert demonstrations: the envs' own experts, rendered as the prompts RL trains on.
 
 Each env knows an expert (:meth:`agentenvs.core.env.TextEnv.expert_action`: WebShop's
-oracle, SearchQA's gold titles then answer, ALFWorld's walkthrough). Playing it through
+goal-aware shopper, SearchQA's gold titles then answer, ALFWorld's walkthrough). Playing it through
 :class:`wrappers.prompting.PromptObservation` with the prompt builder a run uses gives
 ``(prompt, response)`` pairs exactly as the collector would show them to the policy, the
 response being the expert's action in the env's output format.

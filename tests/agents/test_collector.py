@@ -3,7 +3,7 @@ from dataclasses import dataclass
 import pytest
 import torch
 
-from agentenvs.webshop.oracle import oracle_action
+from agentenvs.webshop.expert import expert_action
 from agents.collector import Collector
 from agents.policy.transformers_policy import Generation
 
@@ -91,7 +91,7 @@ class OraclePolicy:
     def expert(env) -> str:
         name = type(env).__name__
         if name == "WebShopEnv":
-            return oracle_action(env.goal, env.page)
+            return expert_action(env.goal, env.page)
         if name == "SearchQAEnv":
             question = env.current_question
             plan = [f"<search>{title}</search>" for title in question.supporting_titles]

@@ -5,7 +5,7 @@ from gymnasium.utils.env_checker import check_env
 import agentenvs  # noqa: F401
 from agentenvs.core.retrieval import SearchHit
 from agentenvs.searchqa.env import format_hits
-from agentenvs.searchqa.scripted import OracleAgent, play_episodes
+from agentenvs.searchqa.scripted import ExpertAgent, play_episodes
 
 
 def test_check_env_generated():
@@ -112,7 +112,7 @@ def test_format_hits_truncates_long_passages():
 def test_oracle_scores_em_one_on_all_hotpotqa(searchqa_data):
     env = gym.make("SearchQA-v0", dataset="hotpotqa", data_path=searchqa_data)
     results = []
-    oracle = OracleAgent()
+    oracle = ExpertAgent()
     for task_id in env.unwrapped.task_ids:
         env.reset(options={"task_id": task_id})
         oracle.begin(env.unwrapped)
@@ -125,7 +125,7 @@ def test_oracle_scores_em_one_on_all_hotpotqa(searchqa_data):
 
 
 def test_oracle_on_generated_questions():
-    results = play_episodes(gym.make("SearchQA-v0", split="test"), OracleAgent(), episodes=50)
+    results = play_episodes(gym.make("SearchQA-v0", split="test"), ExpertAgent(), episodes=50)
     assert all(r.em == 1.0 for r in results)
     assert {r.searches for r in results} <= {1, 2}
 

@@ -8,7 +8,7 @@ from gymnasium.utils.env_checker import check_env
 
 import agentenvs  # noqa: F401  (registers the envs)
 from agentenvs.webshop.env import WebShopEnv
-from agentenvs.webshop.oracle import oracle_action
+from agentenvs.webshop.expert import expert_action
 
 
 def make(**kwargs) -> WebShopEnv:
@@ -21,7 +21,7 @@ def make(**kwargs) -> WebShopEnv:
 def run_oracle(env: WebShopEnv, task_id: str):
     observation, info = env.reset(options={"task_id": task_id})
     while True:
-        observation, reward, terminated, truncated, info = env.step(oracle_action(env.goal, env.page))
+        observation, reward, terminated, truncated, info = env.step(expert_action(env.goal, env.page))
         if terminated or truncated:
             return reward, info
 

@@ -7,8 +7,8 @@ import json
 import gymnasium as gym
 
 import agentenvs  # noqa: F401
+from agentenvs.webshop.expert import expert_action
 from agentenvs.webshop.generator import generate_catalog
-from agentenvs.webshop.oracle import oracle_action
 
 
 def test_official_layout_with_human_and_synthetic_goals(tmp_path):
@@ -36,7 +36,7 @@ def test_official_layout_with_human_and_synthetic_goals(tmp_path):
     assert len(env.goals) == 30 and all(g.instruction_text.startswith("i want a ") for g in env.goals)
     env.reset(options={"task_id": "0"})
     while True:
-        *_, terminated, truncated, info = env.step(oracle_action(env.goal, env.page))
+        *_, terminated, truncated, info = env.step(expert_action(env.goal, env.page))
         if terminated or truncated:
             break
     assert info["reward_parts"]["r_type"] == 1.0

@@ -9,7 +9,7 @@ from agentenvs.core.groups import make_group_vec
 from agentenvs.core.privileged import is_json_stable
 from agentenvs.webshop.data import Goal
 from agentenvs.webshop.env import WebShopPrivileged, goal_privileged
-from agentenvs.webshop.oracle import oracle_action
+from agentenvs.webshop.expert import expert_action
 
 
 def test_schema_values_and_an_oracle_episode():
@@ -22,7 +22,7 @@ def test_schema_values_and_an_oracle_episode():
     assert privileged["goal_options"] == list(goal.goal_options.values())  # synthetic goals name their options
     assert type(privileged["price_upper"]) is float and privileged["price_upper"] == goal.price_upper
     for _ in range(10):
-        *_, terminated, _, info = env.step(oracle_action(env.unwrapped.goal, env.unwrapped.page))
+        *_, terminated, _, info = env.step(expert_action(env.unwrapped.goal, env.unwrapped.page))
         assert info["privileged"] == privileged  # the same every step of the episode
         if terminated:
             break

@@ -12,7 +12,7 @@ from gymnasium.vector import AutoresetMode, SyncVectorEnv
 
 import agentenvs  # noqa: F401
 from agentenvs.core.trajectory import read_jsonl, write_jsonl
-from agentenvs.webshop.oracle import oracle_action
+from agentenvs.webshop.expert import expert_action
 from wrappers.privileged import StripPrivileged
 from wrappers.recording import RecordTrajectory
 
@@ -116,7 +116,7 @@ def test_recorded_turns_carry_it_through_jsonl(tmp_path: Path) -> None:
     expected = info["privileged"]
     terminated = False
     while not terminated:
-        *_, terminated, _, _ = env.step(oracle_action(env.unwrapped.goal, env.unwrapped.page))
+        *_, terminated, _, _ = env.step(expert_action(env.unwrapped.goal, env.unwrapped.page))
     (trajectory,) = env.pop_trajectories()
     assert trajectory.success and all(turn.privileged == expected for turn in trajectory.turns)
     write_jsonl(tmp_path / "t.jsonl", [trajectory])
