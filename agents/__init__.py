@@ -10,36 +10,55 @@ The Collector / Policy / Algorithm / Trainer split (see ``agents/README.md``):
 
 - :mod:`agents.policy`: ``TransformersPolicy`` (generate, score) and offline models; ``OpenAIPolicy``
   (any OpenAI-compatible server, for evaluation and collection without gradients);
-- :mod:`agents.collector`: groups of envs in lockstep → :class:`~agents.rollout.RolloutBatch`;
+- :mod:`agents.rollout`: the batch every rule reads (``RolloutBatch``: one row per turn);
 - :mod:`agents.algorithms`: credit rules (one registry, one signature) and the policy loss;
-- :mod:`agents.trainer`: the loop, logs and checkpoints; :class:`GRPOAgent` ties them together;
+- :mod:`agents.loop`: the collector (groups of envs in lockstep), the trainer (collect → credit →
+  update → evaluate → log → checkpoint) and held-out evaluation; :class:`GRPOAgent` ties them together;
+- :mod:`agents.settings` and :mod:`agents.config`: typed settings, each checked once;
+- :mod:`agents.runs`: checkpoints and credit records; :mod:`agents.reports`: learning curves;
 - :mod:`agents.sft`: behaviour cloning on expert demonstrations (``SFTAgent``, ``SFTConfig``);
-- :mod:`agents.distributed`: Ray rollout workers; :mod:`agents.viewer`: the credit viewer.
+- :mod:`agents.distributed`: Ray rollout workers; :mod:`agents.viewer`: the credit viewer;
+- :mod:`agents.cli`: ``python -m agents`` and the main job's recipes.
+
+Modules that moved into these subpackages still import from their old paths
+(``agents.trainer``, ``agents.collector``, ...) with a ``DeprecationWarning`` (:mod:`agents._moved`).
 
 Example:
     >>> GRPOConfig(num_groups=2).rollouts_per_step
     8
 """
 
+from agents import _moved
 from agents.agent import GRPOAgent, ORSDAgent, TASPOAgent, build_policy
 from agents.algorithms import CREDIT_RULES, CreditContext, CreditRule, make_credit_rule, register_credit_rule
-from agents.collector import Collector
 from agents.config import GRPOConfig
+from agents.loop.collector import Collector
+from agents.loop.trainer import Trainer
 from agents.policy.openai_policy import OpenAIPolicy
 from agents.rollout import RolloutBatch, RolloutRow
-from agents.trainer import Trainer
+from agents.settings import EnvSettings, LoraSettings, OptimSettings, PromptSettings, RunSettings
+from agents.sft import SFTAgent, SFTConfig
+
+_moved.install()
 
 __all__ = [
     "CREDIT_RULES",
     "Collector",
     "CreditContext",
     "CreditRule",
+    "EnvSettings",
     "GRPOAgent",
     "GRPOConfig",
+    "LoraSettings",
     "ORSDAgent",
     "OpenAIPolicy",
+    "OptimSettings",
+    "PromptSettings",
     "RolloutBatch",
     "RolloutRow",
+    "RunSettings",
+    "SFTAgent",
+    "SFTConfig",
     "TASPOAgent",
     "Trainer",
     "build_policy",

@@ -26,9 +26,9 @@ import torch
 
 import agentenvs  # noqa: F401  (registers the envs)
 from agents.config import GRPOConfig
-from agents.plotting import plot_learning_curve
+from agents.loop.trainer import METRICS_FILE, Trainer
 from agents.policy import TransformersPolicy
-from agents.trainer import METRICS_FILE, Trainer
+from agents.reports.plotting import plot_learning_curve
 
 
 def build_policy(model: str | os.PathLike[str], config: GRPOConfig, stop: tuple[str, ...] = ()) -> TransformersPolicy:

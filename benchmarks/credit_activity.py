@@ -40,8 +40,8 @@ def main() -> None:
 
     from agents.agent import build_policy
     from agents.algorithms.base import CreditContext, make_credit_rule
-    from agents.collector import Collector
-    from agents.quickstart import PRESETS
+    from agents.cli.quickstart import PRESETS
+    from agents.loop.collector import Collector
 
     preset = PRESETS[args.preset]
     # No update follows, so no adapter is needed: the model as it is.

@@ -15,7 +15,7 @@ Presets:
 
 - ``cpu``: SearchQA-v0 (two turns) sized for a few CPU cores (SmolLM2-135M, the one-turn quick start's config).
 - ``multiturn``: the multi-turn study (WebShop-v0 or ALFWorld-v0 via ``--env``): the quick start's RL
-  recipe for that env (``agents.quickstart.PRESETS``), held-out evaluation every 4 steps, from the
+  recipe for that env (``agents.cli.quickstart.PRESETS``), held-out evaluation every 4 steps, from the
   recipe's expert warm start. Unless ``--model`` names one, the warm start is trained once into
   ``<output>/warm_start`` (its final evaluation is every run's step 0: same model, tasks and greedy
   decoding). Sized for 2 CPU cores.
@@ -118,7 +118,7 @@ def rule_settings(name: str, success_score: float | None) -> tuple[str, dict[str
 
 def preset_config(preset: str, env: str, steps: int | None):
     """(model, env, steps, GRPOConfig) of a preset; ORSD/TASPO use their documented default options."""
-    from agents.quickstart import PRESETS
+    from agents.cli.quickstart import PRESETS
 
     if env in MULTITURN_RECIPES and preset in ("multiturn", "gpu"):
         recipe = PRESETS[MULTITURN_RECIPES[env]]
@@ -161,7 +161,7 @@ def uses_warm_start(args: argparse.Namespace) -> bool:
 
 def warm_start_config(args: argparse.Namespace):
     """The recipe's SFT config, evaluated as the RL runs are (so its final evaluation is their step 0)."""
-    from agents.quickstart import PRESETS
+    from agents.cli.quickstart import PRESETS
 
     recipe = PRESETS[MULTITURN_RECIPES[args.env]]
     _, _, _, config = preset_config(args.preset, args.env, args.steps)
@@ -192,7 +192,7 @@ def ensure_warm_start(args: argparse.Namespace) -> None:
         return
     import torch
 
-    from agents.quickstart import PRESETS
+    from agents.cli.quickstart import PRESETS
     from agents.sft import SFTAgent
 
     if args.threads:

@@ -63,8 +63,8 @@ import torch
 
 from agents.agent import build_policy
 from agents.config import GRPOConfig
+from agents.loop.trainer import Trainer
 from agents.policy.decoding import DynamicDecoder
-from agents.trainer import Trainer
 
 MODES: dict[str, dict[str, Any]] = {
     "today": {"rollout_mode": "per_turn", "trunk_cache": False, "share_prompts": False, "grow_in_place": False},

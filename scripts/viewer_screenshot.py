@@ -3,7 +3,7 @@
     .venv/bin/python scripts/viewer_screenshot.py                       # train, then shoot
     .venv/bin/python scripts/viewer_screenshot.py --run runs/viewer-demo # shoot an existing run
 
-Training uses a quick-start preset's RL settings (``agents.quickstart.PRESETS``, default the
+Training uses a quick-start preset's RL settings (``agents.cli.quickstart.PRESETS``, default the
 one-turn SearchQA run, SmolLM2-135M on the CPU) with another credit rule (default ORSD), for a
 few steps, recording every group. The page shown is the recorded trajectory whose tokens'
 advantages vary most (PI-scored and successful ones first), coloured by A − A_i (what the rule
@@ -25,7 +25,7 @@ from typing import Any
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from agents.credit_record import read_step, recorded_steps  # noqa: E402
+from agents.runs.credit_record import read_step, recorded_steps  # noqa: E402
 
 CHROMIUM = os.environ.get("AGENTENVS_CHROMIUM", "/usr/bin/chromium")
 
@@ -33,7 +33,7 @@ CHROMIUM = os.environ.get("AGENTENVS_CHROMIUM", "/usr/bin/chromium")
 def train(folder: Path, preset_name: str, credit: str, steps: int) -> None:
     """A short run of a preset's RL settings with ``credit``, recording every group."""
     from agents.agent import GRPOAgent
-    from agents.quickstart import PRESETS
+    from agents.cli.quickstart import PRESETS
 
     preset = PRESETS[preset_name]
     config = dataclasses.replace(

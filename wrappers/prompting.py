@@ -2,7 +2,7 @@
 
 The wrapped env's observation *is* the prompt an LLM agent sees each turn, built by
 :class:`agentenvs.core.prompts.PromptBuilder` from the task, the history the wrapper
-keeps (as ``agents.collector.Collector`` does) and the env's action format, so other
+keeps (as ``agents.loop.collector.Collector`` does) and the env's action format, so other
 trainers get our prompts without our trainer.
 
 ``PromptBuilder``, ``history_action``, ``HISTORY_RAW_CHARS`` and ``OutputFormat`` now live
@@ -78,7 +78,7 @@ class PromptObservation(gym.Wrapper[str, str, str, str]):
 
     The wrapper keeps the episode's history itself: after each step it records the
     observation acted on and :func:`history_action` of the raw action, exactly as
-    ``agents.collector.Collector`` does, and builds the next prompt from the task, that
+    ``agents.loop.collector.Collector`` does, and builds the next prompt from the task, that
     history, the env's new observation, ``info["admissible_actions"]`` and the env's
     ``action_format``. A step after the episode ended (a no-op for agentenvs envs) adds
     nothing to the history. Infos pass through unchanged.

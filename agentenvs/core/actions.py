@@ -8,7 +8,7 @@ and the SFT demonstrations write a chosen or expert action as model text with ``
 
 For every action the format can carry, ``parse(render(action))`` is that action, its span
 holds exactly the action's text, and a generation cut right after the first stop string
-still parses so. What each format can carry (``tests/core/test_actions.py`` checks these
+still parses so. What each format can carry (``tests/agentenvs/core/test_actions.py`` checks these
 limits both ways):
 
 - ``raw``: one line (a raw generation stops at ``"\\n"``), not blank, no surrounding

@@ -13,7 +13,7 @@ that needs no model data. A token is kept as a noun unless it is
   ``-less``, ``-ous``, ``-ive``, ``-ic``, ``-ish``, ``-ly``, ``-ed``, ``-proof``,
   ``-free``).
 
-Its agreement with a noun-tagged reference is measured in ``tests/webshop`` and
+Its agreement with a noun-tagged reference is measured in ``tests/agentenvs/webshop`` and
 ``benchmarks/webshop_env.py``. Where spaCy and a model are installed,
 ``make_noun_extractor("spacy")`` uses them as the original does.
 

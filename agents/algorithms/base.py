@@ -136,7 +136,7 @@ class CreditResult:
         token_values: ``[B, T]`` per-token quantities the advantages were made from, by name
             (``"delta"``: the PI log-prob shift Δ; ``"weight"``: a multiplicative weight on the
             outcome advantage). Optional: the trainer records a sample of them for the viewer
-            (:mod:`agents.credit_record`); nothing else reads them.
+            (:mod:`agents.runs.credit_record`); nothing else reads them.
         row_info: Per row (turn), JSON values behind its credit, by name (``"privileged"``: the
             PI text the row was scored with, None where none; ``"anchor"``: the step group a
             row was compared within). Optional, recorded like ``token_values``.

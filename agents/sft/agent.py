@@ -30,14 +30,14 @@ from typing import Any
 import torch
 
 import agentenvs  # noqa: F401  (registers the envs)
-from agents.checkpoint import truncate_jsonl
-from agents.collector import Collector
-from agents.evaluation import evaluate_policy
+from agents.loop.collector import Collector
+from agents.loop.evaluation import evaluate_policy
+from agents.loop.trainer import METRICS_FILE
 from agents.policy import TransformersPolicy
+from agents.runs.checkpoint import truncate_jsonl
 from agents.sft.config import SFTConfig
 from agents.sft.demonstrations import collect_demonstrations
 from agents.sft.trainer import SFTTrainer, tokenize_demonstrations, write_record
-from agents.trainer import METRICS_FILE
 
 MODEL_FOLDER = "model"
 """The subfolder of an SFT (or RL) run that holds a loadable Hugging Face model."""

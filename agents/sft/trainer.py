@@ -35,10 +35,10 @@ import numpy as np
 import torch
 from torch.nn.utils.rnn import pad_sequence
 
-from agents.checkpoint import latest_checkpoint, load_checkpoint, restore_rng_state, rng_state, save_checkpoint
 from agents.policy import TransformersPolicy
 from agents.policy.decoding import positions_from_mask
 from agents.policy.trunk import TrunkRecorder, decoder_and_head
+from agents.runs.checkpoint import latest_checkpoint, load_checkpoint, restore_rng_state, rng_state, save_checkpoint
 from agents.sft.demonstrations import Demonstration
 
 
@@ -152,7 +152,7 @@ class SFTTrainer:
         trunk_cache: bool = True,
         checkpoint_state: dict[str, Any] | None = None,
     ) -> None:
-        from agents.trainer import lr_lambda
+        from agents.loop.trainer import lr_lambda
 
         if not examples:
             raise ValueError("no demonstrations to train on")

@@ -2,7 +2,7 @@
 
 It shows a run's settings and learning curves (several runs overlaid), its recorded steps'
 groups side by side, and every turn of a trajectory with each response token coloured by the
-advantage the credit rule gave it (:mod:`agents.credit_record` is what it reads). Flask is in
+advantage the credit rule gave it (:mod:`agents.runs.credit_record` is what it reads). Flask is in
 the ``web`` extra; the trainer never imports this package.
 """
 

@@ -4,7 +4,7 @@ Pages (every one a permalink; filters are query parameters):
 
 - ``/``: the runs, with their model, env and rule, and their learning curves overlaid.
 - ``/compare?run=A&run=B``: two or more runs' curves overlaid and the settings that differ.
-- ``/curves.svg?run=A[&run=B...][&smoothing=0.6]``: the curves as SVG (:mod:`agents.plotting`).
+- ``/curves.svg?run=A[&run=B...][&smoothing=0.6]``: the curves as SVG (:mod:`agents.reports.plotting`).
 - ``/run/<run>[?page=N]``: settings, curves, the steps with their metrics (100 a page), the evaluations;
   ``/run/<run>/goto?step=N[&kind=eval]`` opens a step's groups (or its held-out episodes).
 - ``/run/<run>/step/<step>[?outcome=success|failure&task=ID]``: each recorded group's
@@ -35,7 +35,7 @@ from typing import Any
 from flask import Flask, Response, abort, redirect, render_template, request, url_for
 from werkzeug.exceptions import HTTPException, NotFound
 
-from agents.plotting import render_runs
+from agents.reports.plotting import render_runs
 from agents.viewer.heatmap import CENTRES, LABELS, colour, segments, value_names, value_scales, with_shaping
 from agents.viewer.store import NotRecorded, Run, RunStore, UnknownRun
 

@@ -5,7 +5,7 @@ from a validated integer (a step, an index), never from request text, so no requ
 reach outside them. A run's page reads its ``config.json`` and ``metrics.jsonl`` and lists
 file names; a step's page reads that step's record file (bounded by ``record_groups``); a
 trajectory's page renders one trajectory of it. Files a running trainer is writing are read
-up to their last complete record (:func:`agents.credit_record.read_records`).
+up to their last complete record (:func:`agents.runs.credit_record.read_records`).
 
 Example:
     >>> import tempfile
@@ -28,8 +28,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from agents.credit_record import read_records, read_step, recorded_steps
-from agents.curves import RunCurves, load_run
+from agents.reports.curves import RunCurves, load_run
+from agents.runs.credit_record import read_records, read_step, recorded_steps
 
 EVAL_FILE = re.compile(r"eval_step_([0-9]{1,9})\.jsonl")
 NAME_CHARACTERS = re.compile(r"[^A-Za-z0-9._-]+")
@@ -58,7 +58,7 @@ class Run:
     folder: Path
 
     def curves(self) -> RunCurves:
-        """Settings, metrics and held-out points (:func:`agents.curves.load_run`)."""
+        """Settings, metrics and held-out points (:func:`agents.reports.curves.load_run`)."""
         if not self.folder.is_dir():
             raise NotRecorded(f"The folder of run {self.name!r} is gone.")
         return load_run(self.folder, self.name)

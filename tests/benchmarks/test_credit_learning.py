@@ -102,7 +102,7 @@ def test_aggregate_rewrites_only_the_marked_block_of_results_md(tmp_path):
 
 
 def test_multiturn_preset_uses_the_quick_start_recipe_and_needs_a_multi_turn_env():
-    from agents.quickstart import PRESETS
+    from agents.cli.quickstart import PRESETS
 
     model, env, steps, config = credit_learning.preset_config("multiturn", "WebShop-v0", None)
     assert (model, env, steps) == ("smollm2-135m", "WebShop-v0", PRESETS["webshop"].total_steps)

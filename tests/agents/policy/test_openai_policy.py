@@ -9,8 +9,8 @@ import time
 import pytest
 from flask import Response, jsonify
 
-from agents.collector import Collector
-from agents.evaluation import evaluate_policy
+from agents.loop.collector import Collector
+from agents.loop.evaluation import evaluate_policy
 from agents.policy.openai_policy import OpenAIPolicy, PolicyServerError, cut_at_stop, restore_stop
 from tests.support.openai_server import error_reply, hanging_reply, serve
 

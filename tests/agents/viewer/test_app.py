@@ -10,10 +10,10 @@ from markupsafe import escape
 
 import agents.viewer.store as store_module
 from agents.cli import main
-from agents.credit_record import credit_records, write_step
+from agents.runs.credit_record import credit_records, write_step
 from agents.viewer import create_app
 from agents.viewer.heatmap import colour
-from tests.agents.test_credit_record import chars, taspo_step
+from tests.agents.runs.test_credit_record import chars, taspo_step
 
 
 class Tokens(HTMLParser):

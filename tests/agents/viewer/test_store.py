@@ -2,7 +2,7 @@ from pathlib import Path
 
 import pytest
 
-from agents.credit_record import write_step
+from agents.runs.credit_record import write_step
 from agents.viewer.store import NotRecorded, RunStore, UnknownRun, run_names
 
 

@@ -1,6 +1,6 @@
 """Learning curves of one or more runs (matplotlib): the PNG a run writes and the viewer's SVG.
 
-Six panels over training steps (:mod:`agents.curves` computes what they show): training
+Six panels over training steps (:mod:`agents.reports.curves` computes what they show): training
 reward R and success (each step faint, smoothed solid), held-out success and held-out score
 (95% intervals shaded), the invalid-action rate (training smoothed, held-out dashed) and
 credit activity (mean |advantage| and the rule's coverage/size statistics). Runs are told
@@ -25,8 +25,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from agents.credit_record import read_records
-from agents.curves import RunCurves, load_run, smooth
+from agents.reports.curves import RunCurves, load_run, smooth
+from agents.runs.credit_record import read_records
 
 PANELS = (
     ("train/mean_reward", "train reward R"),

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 import torch
 
-from agents import checkpoint as ckpt
+from agents.runs import checkpoint as ckpt
 
 
 def test_round_trip_and_pruning(tmp_path):

@@ -20,7 +20,7 @@ from typing import Any
 import torch
 
 from agentenvs.core.trajectory import write_jsonl
-from agents.collector import Collector
+from agents.loop.collector import Collector
 
 
 def held_out_tasks(task_ids: Sequence[str], episodes: int) -> list[str]:

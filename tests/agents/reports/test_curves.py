@@ -3,7 +3,7 @@ import math
 
 import pytest
 
-from agents.curves import episode_outcomes, load_run, mean_interval, smooth, wilson_interval
+from agents.reports.curves import episode_outcomes, load_run, mean_interval, smooth, wilson_interval
 
 
 def test_smooth_is_tensorboards_debiased_ema():

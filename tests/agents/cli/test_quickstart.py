@@ -7,8 +7,8 @@ import json
 
 import pytest
 
+from agents.cli.quickstart import PRESETS, SUMMARY_FILE, Preset, format_summary, run_quickstart
 from agents.config import GRPOConfig
-from agents.quickstart import PRESETS, SUMMARY_FILE, Preset, format_summary, run_quickstart
 from agents.sft import SFTConfig
 from agents.sft.config import PROMPT_FIELDS
 

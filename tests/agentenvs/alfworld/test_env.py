@@ -13,7 +13,7 @@ from gymnasium.utils.env_checker import check_env
 
 import agentenvs  # noqa: F401  (registers the envs)
 from agentenvs.alfworld.data import find_games
-from tests.alfworld.official import make_official_env
+from tests.agentenvs.alfworld.official import make_official_env
 
 
 def _make(alfworld_data: Path, **kwargs):

@@ -13,7 +13,7 @@ import pytest
 import agentenvs  # noqa: F401  (registers the envs)
 from agentenvs.__main__ import main
 
-REPO_ROOT = Path(__file__).resolve().parents[2]
+REPO_ROOT = Path(__file__).resolve().parents[3]
 
 
 def test_pregenerate_cli_fills_the_cache_the_env_reads(tmp_path: Path) -> None:

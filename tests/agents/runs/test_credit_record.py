@@ -6,7 +6,7 @@ from agentenvs.core.trajectory import TrajectoryGroup
 from agents.algorithms import make_credit_rule
 from agents.algorithms.base import CreditContext
 from agents.config import GRPOConfig
-from agents.credit_record import (
+from agents.runs.credit_record import (
     credit_records,
     drop_steps_after,
     read_records,

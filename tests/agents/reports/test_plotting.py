@@ -2,9 +2,9 @@ import json
 import xml.etree.ElementTree as ElementTree
 from concurrent.futures import ThreadPoolExecutor
 
-from agents.curves import load_run
-from agents.plotting import plot_learning_curve, plot_runs, render_runs
-from tests.agents.test_curves import write_run
+from agents.reports.curves import load_run
+from agents.reports.plotting import plot_learning_curve, plot_runs, render_runs
+from tests.agents.reports.test_curves import write_run
 
 SVG = "{http://www.w3.org/2000/svg}"
 

@@ -1,6 +1,6 @@
 """Learning-curve data of a run folder: smoothed training series, held-out points with intervals.
 
-What the learning-curve PNG (:mod:`agents.plotting`) and the viewer draw, from the files the
+What the learning-curve PNG (:mod:`agents.reports.plotting`) and the viewer draw, from the files the
 trainer writes: ``config.json``, ``metrics.jsonl`` (read up to its last complete record, so a
 running run can be shown) and ``trajectories/eval_step_<N>.jsonl`` (each held-out episode's
 outcome, for the intervals).
@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from agents.credit_record import read_records
+from agents.runs.credit_record import read_records
 
 Z_95 = 1.959963984540054
 """The two-sided 95% quantile of the standard normal."""

@@ -35,7 +35,13 @@ import torch
 
 from agents.algorithms.base import CreditContext, CreditResult, make_credit_rule
 from agents.algorithms.loss import policy_loss
-from agents.checkpoint import (
+from agents.config import GRPOConfig
+from agents.distributed.workers import RolloutWorkers
+from agents.loop.collector import Collector, TrainingCollector
+from agents.loop.evaluation import evaluate_policy
+from agents.policy.protocol import Policy
+from agents.rollout import RolloutBatch
+from agents.runs.checkpoint import (
     latest_checkpoint,
     load_checkpoint,
     restore_rng_state,
@@ -43,13 +49,7 @@ from agents.checkpoint import (
     save_checkpoint,
     truncate_jsonl,
 )
-from agents.collector import Collector, TrainingCollector
-from agents.config import GRPOConfig
-from agents.credit_record import credit_records, drop_steps_after, write_step
-from agents.distributed.workers import RolloutWorkers
-from agents.evaluation import evaluate_policy
-from agents.policy.protocol import Policy
-from agents.rollout import RolloutBatch
+from agents.runs.credit_record import credit_records, drop_steps_after, write_step
 
 if TYPE_CHECKING:
     from torch.utils.tensorboard import SummaryWriter

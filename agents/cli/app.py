@@ -82,7 +82,7 @@ class SFTArgs:
 
 @dataclass
 class QuickstartArgs:
-    """The README's main job: an expert warm start then RL on a multi-turn env (presets in agents.quickstart)."""
+    """The README's main job: an expert warm start then RL on a multi-turn env (presets in agents.cli.quickstart)."""
 
     preset: Literal["webshop", "alfworld", "searchqa"] = "webshop"
     """webshop (default), alfworld (the same warm start + GRPO on ALFWorld-v0), or searchqa (one-turn GRPO)."""
@@ -129,8 +129,8 @@ def parse(argv: Sequence[str]) -> Command:
 def run_train(args: TrainArgs) -> dict[str, float]:
     """Trains, prints held-out success before and after, writes the learning curve."""
     from agents.agent import GRPOAgent
-    from agents.plotting import read_metrics
-    from agents.trainer import METRICS_FILE
+    from agents.loop.trainer import METRICS_FILE
+    from agents.reports.plotting import read_metrics
 
     agent = GRPOAgent(model=args.model, env=args.env, config=args.config)
     try:
@@ -162,8 +162,8 @@ def run_train(args: TrainArgs) -> dict[str, float]:
 def run_eval(args: EvalArgs) -> dict[str, float]:
     """Evaluates and prints the metrics."""
     from agents.agent import build_policy
-    from agents.checkpoint import load_checkpoint
-    from agents.trainer import Trainer
+    from agents.loop.trainer import Trainer
+    from agents.runs.checkpoint import load_checkpoint
 
     if args.endpoint is not None:
         return run_endpoint_eval(args)
@@ -191,8 +191,8 @@ def run_endpoint_eval(args: EvalArgs) -> dict[str, float]:
     """Evaluates a served model (``--endpoint``) with the same prompts, projection and tasks as a local one."""
     import os
 
-    from agents.collector import Collector
-    from agents.evaluation import evaluate_policy
+    from agents.loop.collector import Collector
+    from agents.loop.evaluation import evaluate_policy
     from agents.policy.openai_policy import OpenAIPolicy
 
     config, endpoint = args.config, str(args.endpoint)
@@ -251,9 +251,9 @@ def run_sft(args: SFTArgs) -> dict[str, float]:
 
 
 def run_quickstart(args: QuickstartArgs) -> dict[str, object]:
-    """Runs a preset of :mod:`agents.quickstart`."""
-    from agents.quickstart import PRESETS
-    from agents.quickstart import run_quickstart as run_preset
+    """Runs a preset of :mod:`agents.cli.quickstart`."""
+    from agents.cli.quickstart import PRESETS
+    from agents.cli.quickstart import run_quickstart as run_preset
 
     preset = PRESETS[args.preset]
     if args.output_dir is not None:

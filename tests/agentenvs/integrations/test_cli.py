@@ -1,4 +1,4 @@
-"""``python -m agentenvs list | info | play | serve`` (``pregenerate``: tests/alfworld/test_pregenerate.py)."""
+"""``python -m agentenvs list | info | play | serve`` (``pregenerate``: tests/agentenvs/alfworld/test_pregenerate.py)."""
 
 from __future__ import annotations
 
@@ -19,7 +19,7 @@ import agentenvs  # noqa: F401  (registers the envs)
 from agentenvs.__main__ import declaration, main
 from agentenvs.core.env import Outcome, TextEnv
 
-REPO_ROOT = Path(__file__).resolve().parents[2]
+REPO_ROOT = Path(__file__).resolve().parents[3]
 
 
 def run_main(argv: list[str], capsys: pytest.CaptureFixture[str], stdin: str | None = None, monkeypatch=None) -> str:

@@ -9,7 +9,7 @@ import pytest
 from agentenvs.webshop.engine import WebShopEngine
 from agentenvs.webshop.nouns import is_noun, make_noun_extractor, title_nouns, tokenize
 from agentenvs.webshop.reward import get_reward
-from tests.webshop.noun_reference import reference_nouns
+from tests.agentenvs.webshop.noun_reference import reference_nouns
 
 
 def test_tokenize_keeps_hyphens_and_decimals():
