@@ -69,13 +69,14 @@ def _shown(value: Any) -> str:
 
 
 def _range_text(minimum: float | None, maximum: float | None, min_inclusive: bool, max_inclusive: bool) -> str:
-    """`` >= 1``, `` in (0, 1)``, `` <= 5`` or ""."""
-    if minimum is not None and maximum is not None:
-        return f" in {'[' if min_inclusive else '('}{minimum}, {maximum}{']' if max_inclusive else ')'}"
-    if minimum is not None:
-        return f" {'>=' if min_inclusive else '>'} {minimum}"
-    if maximum is not None:
-        return f" {'<=' if max_inclusive else '<'} {maximum}"
+    """`` >= 1``, `` in (0, 1)``, `` <= 5`` or "" (bounds written alike whether given as 1 or 1.0)."""
+    low, high = (None if bound is None else f"{bound:g}" for bound in (minimum, maximum))
+    if low is not None and high is not None:
+        return f" in {'[' if min_inclusive else '('}{low}, {high}{']' if max_inclusive else ')'}"
+    if low is not None:
+        return f" {'>=' if min_inclusive else '>'} {low}"
+    if high is not None:
+        return f" {'<=' if max_inclusive else '<'} {high}"
     return ""
 
 

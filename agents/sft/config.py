@@ -12,7 +12,7 @@ Example:
     >>> SFTConfig(invalid_action_rate=1.5)
     Traceback (most recent call last):
     ...
-    ValueError: SFTConfig.invalid_action_rate must be a finite number in [0.0, 1.0), got 1.5
+    ValueError: SFTConfig.invalid_action_rate must be a finite number in [0, 1), got 1.5
 """
 
 from __future__ import annotations

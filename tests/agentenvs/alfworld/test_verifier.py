@@ -68,10 +68,10 @@ def test_a_broken_game_is_rejected_without_killing_the_process(tmp_path: Path, h
 
 def test_limits_are_checked() -> None:
     for value in (0, -1.0, float("nan"), "20", None):
-        with pytest.raises((TypeError, ValueError), match="PlannerLimits: time_limit_s"):
+        with pytest.raises((TypeError, ValueError), match="PlannerLimits.time_limit_s"):
             PlannerLimits(time_limit_s=value)
     for value in (32, 512.0, "1024", True):
-        with pytest.raises((TypeError, ValueError), match="PlannerLimits: memory_limit_mb"):
+        with pytest.raises((TypeError, ValueError), match="PlannerLimits.memory_limit_mb"):
             PlannerLimits(memory_limit_mb=value)
     assert PlannerLimits(time_limit_s=np.float32(2), memory_limit_mb=np.int64(100)) == PlannerLimits(2.0, 100)
 
