@@ -2,7 +2,8 @@ import pytest
 import torch
 
 from agents.policy import LoraOptions, TransformersPolicy
-from agents.policy.transformers_policy import _left_pad, _right_pad
+from agents.policy.padding import left_pad as _left_pad
+from agents.policy.padding import right_pad as _right_pad
 from agents.policy.trunk import trunk_layer
 
 PROMPTS = [
