@@ -131,14 +131,19 @@ def main() -> None:
         model.forward = model.__class__.forward.__get__(model)
 
     rows = [[int(t) for t in row] for row in input_ids.tolist()]
+
+    def decode(limit: int) -> None:  # the policy's sampling loop on the prompt rows, as generate() runs it
+        logits = policy.sampler.prefill(policy.decoder, rows, limit)
+        policy.sampler.sample(policy.decoder, logits, limit, False, ())
+
     for label, decoder in (
         ("dynamic", make_decoder(model)),
         ("static", make_decoder(model, DecodeSettings("static"))),
         ("static + compile", make_decoder(model, DecodeSettings("static", compile_decode=True))),
     ):
         policy.decoder = decoder
-        ours_prefill = cuda_time(lambda: policy._decode(rows, 1, False, ()))
-        ours = cuda_time(lambda: policy._decode(rows, new, False, ()))
+        ours_prefill = cuda_time(lambda: decode(1))
+        ours = cuda_time(lambda: decode(new))
         print(f"ours, {label:29s}: {per_step(ours, ours_prefill):7.2f} ms/step (with log-probs)")
     print(f"bandwidth floor (weights / 4.8 TB/s): {params / H200_BANDWIDTH_BYTES_PER_S * 1e3:7.2f} ms/step")
 

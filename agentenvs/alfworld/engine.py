@@ -24,11 +24,9 @@ from __future__ import annotations
 import copy
 import json
 import multiprocessing
-import sys
 import threading
 from collections import Counter, OrderedDict, defaultdict
 from concurrent.futures import Future
-from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
@@ -41,6 +39,10 @@ from textworld.envs.pddl import PddlEnv, textgen
 from textworld.envs.pddl import logic as pddl_logic
 from textworld.envs.wrappers import Filter
 from textworld.utils import check_flag
+
+from agentenvs.alfworld.translation import Translation, translate_pddl
+from agentenvs.alfworld.translation import translate_game_file as translate_game_file  # its old home
+from agentenvs.alfworld.translator import shared_translator
 
 
 @lru_cache(maxsize=4096)
@@ -168,31 +170,6 @@ class _GameLogic(pddl_logic.GameLogic):
 _TRANSLATOR_LOCK = threading.Lock()
 
 
-def _translate(domain: str, problem: str, *, optimize: bool) -> tuple[Any, str]:
-    # fast_downward's translator overwrites sys.argv (it reads its options from there).
-    argv = sys.argv
-    try:
-        return fast_downward.pddl2sas(domain, problem, optimize=optimize)
-    finally:
-        sys.argv = argv
-
-
-@dataclass(frozen=True)
-class Translation:
-    """The SAS translation of one PDDL problem (read-only once made)."""
-
-    task: Any
-    sas: str
-
-
-def translate_game_file(game_file: str) -> tuple[tuple[str, str, bool], Translation]:
-    """The cache key and translation of a game file (what the prefetch process runs)."""
-    with open(game_file) as f:
-        data = json.load(f)
-    domain, problem = data["pddl_domain"], data["pddl_problem"]
-    return (domain, problem, False), Translation(*_translate(domain, problem, optimize=False))
-
-
 class _TranslationCache:
     """A bounded LRU of :class:`Translation` keyed by (domain, problem, optimize).
 
@@ -218,7 +195,7 @@ class _TranslationCache:
             return hit
         translation = self._take_pending(key)
         if translation is None:
-            translation = Translation(*_translate(domain, problem, optimize=optimize))
+            translation = Translation(*translate_pddl(domain, problem, optimize=optimize))
         if self.capacity > 0:
             self._items[key] = translation
             while len(self._items) > self.capacity:
@@ -427,8 +404,6 @@ class AlfredEngine:
         """
         if self._prefetch_off or not self.can_prefetch():
             return
-        from agentenvs.alfworld.translator import shared_translator
-
         try:
             self._translations.pending = shared_translator().submit(str(game_file))
             self._pending_file = str(game_file)

@@ -30,7 +30,8 @@ import threading
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import IO, Any
 
-from agentenvs.alfworld.verifier import exit_with_parent, kill_child, start_child
+from agentenvs.alfworld.child_process import exit_with_parent, kill_child, start_child
+from agentenvs.alfworld.translation import translate_game_file
 
 _HEADER = struct.Struct("!Q")  # each message: its pickle's length, then the pickle
 
@@ -167,8 +168,6 @@ def serve(parent: int) -> None:
     # Answers go to a private copy of stdout; what the translator prints goes to stderr.
     out = os.fdopen(os.dup(sys.stdout.fileno()), "wb")
     os.dup2(sys.stderr.fileno(), sys.stdout.fileno())
-    from agentenvs.alfworld.engine import translate_game_file
-
     _write(out, (True, "ready"))
     requests = sys.stdin.buffer
     while True:

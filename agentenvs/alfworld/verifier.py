@@ -38,9 +38,9 @@ import traceback
 import weakref
 from collections.abc import Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import IO, Any
 
+from agentenvs.alfworld.child_process import exit_with_parent, kill_child, start_child
 from agentenvs.core.checks import check_float, check_int
 
 STARTUP_TIMEOUT_S = 180.0
@@ -214,35 +214,6 @@ class PlannerProcess:
 _TIMEOUT = object()
 
 
-def start_child(command: Sequence[str]) -> subprocess.Popen[bytes]:
-    """Starts ``command`` with this process's pid appended, piped stdin/stdout, stderr dropped.
-
-    The child imports this package even where it is not installed (a source tree), and
-    inherits no other file descriptors, so it sees end of file once this process is gone.
-    """
-    env = dict(os.environ)
-    package_root = str(Path(__file__).resolve().parents[2])
-    env["PYTHONPATH"] = os.pathsep.join(p for p in (package_root, env.get("PYTHONPATH", "")) if p)
-    return subprocess.Popen(
-        [*command, str(os.getpid())],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.DEVNULL,  # TextWorld's warnings; errors come back in the answers
-        env=env,
-        close_fds=True,
-    )
-
-
-def kill_child(process: subprocess.Popen[bytes]) -> None:
-    """Kills ``process`` (if still running), reaps it and closes its pipes."""
-    if process.poll() is None:
-        process.kill()
-    process.wait()
-    for pipe in (process.stdin, process.stdout):
-        if pipe is not None:
-            pipe.close()
-
-
 def _death_reason(code: int, limits: PlannerLimits) -> str:
     # The planner's C++ code aborts (SIGABRT, std::bad_alloc) when the address space
     # limit refuses it memory; other deaths are crashes.
@@ -316,17 +287,6 @@ def _reset_peak_rss() -> None:
             f.write("5")
     except OSError:
         pass
-
-
-def exit_with_parent(parent: int) -> None:
-    """A child's watcher thread: exits the child once ``parent`` is gone (it is then re-parented).
-
-    ctypes releases the GIL during the planner's search, so this thread runs even then.
-    """
-    while True:
-        time.sleep(1.0)
-        if os.getppid() != parent:
-            os._exit(1)
 
 
 def _send(out: IO[str], message: dict[str, Any]) -> None:

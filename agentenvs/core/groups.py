@@ -161,13 +161,15 @@ class _LockstepSyncVectorEnv(SyncVectorEnv):
 
 
 class _EnvFactory:
-    """A picklable ``gym.make`` call (subprocesses import agentenvs to register ids)."""
+    """A picklable ``gym.make`` call.
+
+    A subprocess that unpickles it imports this module, and with it the ``agentenvs`` package,
+    which registers the ids (no ``import agentenvs`` here: that would close an import cycle).
+    """
 
     def __init__(self, env_id: str, kwargs: dict[str, Any]) -> None:
         self.env_id = env_id
         self.kwargs = kwargs
 
     def __call__(self) -> gym.Env:
-        import agentenvs  # noqa: F401  (registers the ids in a fresh subprocess)
-
         return gym.make(self.env_id, **self.kwargs)

@@ -2,9 +2,12 @@
 
 The contract is the :class:`~agents.policy.protocol.Policy` protocol (what the collector,
 the trainer and the credit rules call); :class:`TransformersPolicy` is the built-in
-backend: a local causal LM with its own KV-cached sampling loop
-(:mod:`~agents.policy.decoding`), teacher-forced scoring with optional privileged text,
-LoRA, a reference model and prompt-KV reuse (:mod:`~agents.policy.prompt_cache`);
+backend, a local causal LM put together from pieces with one job each: its weights, LoRA
+and reference model (:mod:`~agents.policy.weights`), chat rendering
+(:mod:`~agents.policy.codec`), its own KV-cached sampling loop (:mod:`~agents.policy.sampler`
+over :mod:`~agents.policy.decoding`), teacher-forced scoring with optional privileged text
+and prompt-KV reuse (:mod:`~agents.policy.scorer`, :mod:`~agents.policy.prompt_cache`) and
+what a rollout keeps (:mod:`~agents.policy.caches`);
 multi-turn chats over one cache (:mod:`~agents.policy.conversation`, written as prompts by
 :mod:`~agents.policy.chat`), one-pass scoring of spans of whole sequences
 (:mod:`~agents.policy.spans`) and the frozen-trunk hidden-state cache that lets a LoRA
@@ -13,11 +16,13 @@ plays a model behind any OpenAI-compatible server (evaluation, collection withou
 """
 
 from agents.policy.decoding import DecodeSettings
+from agents.policy.generation import Generation
 from agents.policy.logprobs import selective_logprobs
 from agents.policy.models import BUILTIN_MODELS, resolve_model
 from agents.policy.openai_policy import OpenAIPolicy, PolicyServerError
 from agents.policy.protocol import Policy
-from agents.policy.transformers_policy import Generation, LoraOptions, TransformersPolicy
+from agents.policy.transformers_policy import TransformersPolicy
+from agents.policy.weights import LoraOptions
 
 __all__ = [
     "BUILTIN_MODELS",

@@ -3,13 +3,13 @@
 :class:`ConversationRollout` holds one growing chat per member (an env of a collection) in one
 batched, growing cache. The first call prefills the members' first prompts (each distinct one
 once: a group's members share theirs); each later call appends, per member still playing, the
-previous response's last token and the next user turn (:meth:`TransformersPolicy.next_turn_ids`),
+previous response's last token and the next user turn (:meth:`ChatCodec.next_turn_ids`),
 then samples. Members that stop playing are dropped from the cache. Inside a row, the padding
 of each appended chunk and the steps after the row's response ended stay in the cache as
 masked-out columns; positions count real tokens only, so every row sees exactly its own
 conversation, as a teacher-forced pass over the conversation's tokens does (tested).
 
-Each :class:`~agents.policy.transformers_policy.Generation` returned carries the conversation so
+Each :class:`~agents.policy.generation.Generation` returned carries the conversation so
 far as its prompt: text (:func:`agents.policy.chat.conversation_text`, which ``prompt_ids``
 renders back to the same tokens) and ids, plus, while the policy keeps them, the trunk states of
 every token before the response's last.
@@ -26,28 +26,27 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
 
 import torch
 
 from agents.policy.chat import ConversationTurn, conversation_text
 from agents.policy.decoding import DynamicDecoder
-
-if TYPE_CHECKING:
-    from agents.policy.transformers_policy import Generation, TransformersPolicy
+from agents.policy.generation import Generation
+from agents.policy.sampler import Sampler
 
 
 class ConversationRollout:
     """One growing chat per member, sampled turn by turn (see the module docstring).
 
     Args:
-        policy: The policy that samples (its sampling settings, prompt sharing and trunk keeping apply).
+        sampler: The policy's sampler (its sampling settings, prompt sharing, chat rendering and
+            what its rollout caches keep apply).
     """
 
-    def __init__(self, policy: TransformersPolicy) -> None:
-        self.policy = policy
-        self.decoder = DynamicDecoder(policy.model)  # a growing cache: rows are dropped and chunks appended
-        self.recorder = policy.trunk_recorder()
+    def __init__(self, sampler: Sampler) -> None:
+        self.sampler = sampler
+        self.decoder = DynamicDecoder(sampler.model)  # a growing cache: rows are dropped and chunks appended
+        self.recorder = sampler.caches.trunk_recorder(sampler.model)
         self.members: list[int] = []
         """The member of each cache row."""
         self.ids: dict[int, list[int]] = {}
@@ -80,28 +79,25 @@ class ConversationRollout:
         Raises:
             ValueError: for a member that is not playing, or new members after the first call.
         """
-        from agents.policy.transformers_policy import Generation
-
         if len(messages) != len(members):
             raise ValueError(f"got {len(messages)} messages for {len(members)} members")
         if not members:
             return []
-        policy = self.policy
-        limit = policy.max_new_tokens if max_new_tokens is None else int(max_new_tokens)
-        stops = policy.stop if stop is None else tuple(stop)
+        sampler, codec = self.sampler, self.sampler.codec
+        limit, stops = sampler.limits(max_new_tokens, stop)
         with self.recorder if self.recorder is not None else contextlib.nullcontext():
             if not self.members:
-                prompt_ids = policy.prompt_ids(messages)
+                prompt_ids = codec.prompt_ids(messages)
                 for member, message, ids in zip(members, messages, prompt_ids, strict=True):
                     self.ids[member], self.first_messages[member], self.turns[member] = ids, message, []
                 self.members = list(members)
-                logits = policy.prefill(self.decoder, prompt_ids, limit, self.recorder)
+                logits = sampler.prefill(self.decoder, prompt_ids, limit, self.recorder)
             else:
                 logits = self._extend(members, messages)
-            policy.keep_prompt_kv(
+            sampler.caches.keep_prompt_kv(
                 [self.ids[m] for m in self.members], self.decoder.cache, mask=self.decoder.attention_mask
             )
-            responses, logprobs, reasons = policy.sample(self.decoder, logits, limit, greedy, stops)
+            responses, logprobs, reasons = sampler.sample(self.decoder, logits, limit, greedy, stops)
         hiddens: list[torch.Tensor | None] = [None] * len(members)
         if self.recorder is not None:
             lengths = [len(self.ids[m]) + len(r) - 1 for m, r in zip(self.members, responses, strict=True)]
@@ -110,7 +106,7 @@ class ConversationRollout:
         for member, response, token_logprobs, reason, kept in zip(
             self.members, responses, logprobs, reasons, hiddens, strict=True
         ):
-            text, offsets = policy.text_with_offsets(response)
+            text, offsets = codec.text_with_offsets(response)
             prompt = conversation_text(self.first_messages[member], self.turns[member])
             generations.append(
                 Generation(prompt, list(self.ids[member]), response, text, token_logprobs, offsets, reason, kept)
@@ -121,7 +117,7 @@ class ConversationRollout:
 
     def _extend(self, members: Sequence[int], messages: Sequence[str]) -> torch.Tensor:
         """Drops members no longer playing, appends each one's next turn; the logits of its last token."""
-        policy = self.policy
+        codec = self.sampler.codec
         unknown = sorted(set(members) - set(self.members))
         if unknown:
             raise ValueError(f"members {unknown} are not playing in this conversation rollout")
@@ -134,15 +130,15 @@ class ConversationRollout:
         chunks = []
         for member, message in zip(members, messages, strict=True):
             response, text = self.last[member]
-            added = policy.next_turn_ids(response, message)
+            added = codec.next_turn_ids(response, message)
             self.turns[member].append(ConversationTurn(list(response), text, message))
             # The response's last token was sampled but never fed: it opens this chunk.
             self.ids[member] = self.ids[member] + added
             chunks.append(response[-1:] + added)
         width = max(len(chunk) for chunk in chunks)
-        input_ids = torch.full((len(chunks), width), policy.pad_token_id, dtype=torch.long)
+        input_ids = torch.full((len(chunks), width), codec.pad_token_id, dtype=torch.long)
         mask = torch.zeros((len(chunks), width), dtype=torch.long)
         for row, chunk in enumerate(chunks):
             input_ids[row, width - len(chunk) :] = torch.tensor(chunk, dtype=torch.long)
             mask[row, width - len(chunk) :] = 1
-        return self.decoder.extend(input_ids.to(policy.device), mask.to(policy.device))
+        return self.decoder.extend(input_ids.to(self.sampler.device), mask.to(self.sampler.device))

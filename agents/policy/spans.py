@@ -9,12 +9,12 @@ whole model, or, given the rows' kept trunk hidden states (:mod:`agents.policy.t
 the adapted top layers. Gradients flow when grad is enabled.
 
 Rows whose tokens are the start of another row's prompt (a conversation's earlier turns) need
-no pass of their own: :func:`prefix_chains` finds them.
+no pass of their own: :func:`one_pass_groups` finds them.
 
 Example:
     >>> predicting_positions(padding=2, span=(3, 5))
     [4, 5]
-    >>> prefix_chains([[1, 2], [1, 2, 3, 4], [7]], [[3], [5], [8]])
+    >>> one_pass_groups([[1, 2], [1, 2, 3, 4], [7]], [[3], [5], [8]])
     [[1, 0], [2]]
 """
 
@@ -37,24 +37,27 @@ def predicting_positions(padding: int, span: Span) -> list[int]:
     return [padding + index - 1 for index in range(span[0], span[1])]
 
 
-def prefix_chains(prompts: Sequence[Sequence[int]], responses: Sequence[Sequence[int]]) -> list[list[int]]:
-    """Rows grouped so that each group's first row holds every other row's prompt and response as its start.
+def one_pass_groups(prompts: Sequence[Sequence[int]], responses: Sequence[Sequence[int]]) -> list[list[int]]:
+    """Rows grouped so that one forward pass over each group's first row scores every row of the group.
 
-    Longest rows first; a row joins the first group whose first row's prompt begins with the
-    row's prompt and response, else starts a group. Per-turn prompts give one row per group.
+    A group's first row holds every other row's prompt and response as the start of its prompt
+    (a conversation's last turn and its earlier turns). Longest rows first; a row joins the
+    first group whose first row's prompt begins with the row's prompt and response, else starts
+    a group. Per-turn prompts give one row per group. (Not ``RolloutBatch.prefix_chains``,
+    which chains a trajectory's turns first turn first.)
     """
     sequences = [list(prompt) + list(response) for prompt, response in zip(prompts, responses, strict=True)]
-    chains: list[list[int]] = []
+    groups: list[list[int]] = []
     for row in sorted(range(len(sequences)), key=lambda r: -len(sequences[r])):
         sequence = sequences[row]
-        for chain in chains:
-            head = prompts[chain[0]]
+        for group in groups:
+            head = prompts[group[0]]
             if len(head) >= len(sequence) and list(head[: len(sequence)]) == sequence:
-                chain.append(row)
+                group.append(row)
                 break
         else:
-            chains.append([row])
-    return chains
+            groups.append([row])
+    return groups
 
 
 def span_logprobs(

@@ -2,7 +2,7 @@ import pytest
 import torch
 
 from agents.policy import LoraOptions, TransformersPolicy
-from agents.policy.transformers_policy import _left_pad, _right_pad
+from agents.policy.padding import left_pad, right_pad
 from agents.policy.trunk import trunk_layer
 
 PROMPTS = [
@@ -28,8 +28,8 @@ def lora_policy(tiny_model_path):
 
 
 def _padded(policy, generations):
-    prompt_ids, prompt_mask = _left_pad([g.prompt_ids for g in generations], policy.pad_token_id, policy.device)
-    response_ids, response_mask = _right_pad([g.response_ids for g in generations], policy.pad_token_id, policy.device)
+    prompt_ids, prompt_mask = left_pad([g.prompt_ids for g in generations], policy.pad_token_id, policy.device)
+    response_ids, response_mask = right_pad([g.response_ids for g in generations], policy.pad_token_id, policy.device)
     return prompt_ids, prompt_mask, response_ids, response_mask
 
 
