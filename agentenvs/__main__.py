@@ -1,4 +1,4 @@
-"""``python -m agentenvs``: command-line tools for the envs.
+"""``python -m agentenvs``: command-line tools for the envs (typed dataclass arguments parsed by tyro).
 
 ::
 
@@ -12,11 +12,20 @@
 read as JSON where it parses, else as text), e.g. ``--env-arg split=test --env-arg max_turns=8``.
 What ``list`` and ``info`` show is read from each env class (its constructor's ``Literal``
 annotations and argument docs, ``held_out_split``), so it follows the envs as they change.
+A bad value is one line on stderr and exit status 2; ``--help`` lists every flag.
+
+Example:
+    >>> args = parse(["play", "SearchQA-v0", "--env-arg", "split=test", "--env-arg", "top_k=3", "--seed", "4"])
+    >>> type(args).__name__, args.env, args.seed, env_kwargs(args.env_arg)
+    ('PlayArgs', 'SearchQA-v0', 4, {'split': 'test', 'top_k': 3})
+    >>> parse(["serve", "SearchQA-v0", "--max-sessions", "2", "--expose-privileged"]).expose_privileged
+    True
+    >>> parse(["pregenerate", "ALFWorld-v0", "--count", "8", "--time-limit", "5"]).time_limit
+    5.0
 """
 
 from __future__ import annotations
 
-import argparse
 import inspect
 import json
 import re
@@ -24,56 +33,137 @@ import sys
 import typing
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, NoReturn
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any, ClassVar
 
 import gymnasium as gym
+
+# Imported at module load, not lazily: tyro scans ``builtins`` when first imported and
+# fails if ``builtins._`` then holds an unhashable tuple (as doctest runs leave it).
+import tyro
 from gymnasium.envs.registration import load_env_creator
 
 from agentenvs.core.actions import ACTION_FORMATS
 from agentenvs.core.env import TextEnv
 from agentenvs.core.registration import agentenvs_ids
 
-PREGENERATE_DOC = """``pregenerate`` makes an env's generated games ahead of training, so that no reset
-waits for a game to be generated and verified::
+if TYPE_CHECKING:
+    from agentenvs.alfworld.generator import GenerationReport
 
-    python -m agentenvs pregenerate ALFWorld-v0 --count 256 --seed 0 --workers 2
+PROG = "python -m agentenvs"
 
-The games land in the env's cache (``$AGENTENVS_CACHE`` or ``~/.cache/agentenvs``),
-where ``gym.make("ALFWorld-v0", num_generated_games=256, generator_seed=0)`` finds them.
-"""
+# -- the commands' arguments: one dataclass each, a field per flag ---------------------------------
 
+EnvId = Annotated[str, tyro.conf.Positional, tyro.conf.arg(metavar="ENV_ID")]
+"""A positional env id; checked against the registry by :func:`parse`, so a wrong one is one line."""
 
-def _pregenerate_alfworld(args: argparse.Namespace) -> int:
-    from agentenvs.alfworld.generator import GeneratedGames
-    from agentenvs.alfworld.verifier import PlannerLimits
-
-    try:  # the checks name the argument; argparse shows it as a usage error
-        limits = PlannerLimits(time_limit_s=args.time_limit, memory_limit_mb=args.memory_limit)
-        games = GeneratedGames(seed=args.seed, count=args.count, cache_dir=args.cache_dir, planner_limits=limits)
-        if args.workers < 1:
-            raise ValueError(f"--workers must be >= 1, got {args.workers}")
-    except (TypeError, ValueError) as error:
-        args.parser.error(str(error))
-    with games:
-        report = games.pregenerate(workers=args.workers, progress=not args.quiet)
-        folder = games.folder
-    generated = report.generated
-    print(
-        f"{args.env}: {len(report.games)} games in {folder} ({len(generated)} generated now, "
-        f"{len(report.games) - len(generated)} already there) in {report.seconds:.1f} s"
-    )
-    if generated:
-        peak = report.peak_rss_mb
-        print(
-            f"per game: max {report.seconds_quantile(1.0):.2f} s, p50 {report.seconds_quantile(0.5):.2f} s, "
-            f"p95 {report.seconds_quantile(0.95):.2f} s; rejected draws: {report.rejections}; "
-            f"peak planner RSS: {'n/a' if peak is None else f'{peak:.0f} MB'}"
-        )
-    return 0
+EnvArgPairs = Annotated[tuple[str, ...], tyro.conf.UseAppendAction, tyro.conf.arg(metavar="KEY=VALUE")]
+"""``--env-arg KEY=VALUE``, one pair per flag, the flag repeated for more."""
 
 
-PREGENERATORS: dict[str, Callable[[argparse.Namespace], int]] = {"ALFWorld-v0": _pregenerate_alfworld}
-"""Envs whose games can be generated ahead of time, and how."""
+@dataclass
+class ListArgs:
+    """The registered envs, their datasets and splits."""
+
+    name: ClassVar[str] = "list"
+
+
+@dataclass
+class EnvArgs:
+    """The arguments of a command that builds one env: its id and its ``gym.make`` keywords."""
+
+    env: EnvId
+    """A registered env id (python -m agentenvs list shows them)."""
+    env_arg: EnvArgPairs = ()
+    """A gym.make argument as KEY=VALUE (VALUE read as JSON where it parses, else as text); repeatable."""
+
+
+@dataclass
+class InfoArgs(EnvArgs):
+    """An env's spec, action format, observation modes, splits and number of tasks."""
+
+    name: ClassVar[str] = "info"
+
+
+@dataclass
+class PlayArgs(EnvArgs):
+    """Play an env in the terminal (a number from the list, or free text)."""
+
+    name: ClassVar[str] = "play"
+    seed: int = 0
+    """Seed of the first episode (then +1 per episode)."""
+    episodes: int = 1
+    """Episodes to play."""
+    task: str | None = None
+    """A task id to play (default: drawn with the seed)."""
+
+
+@dataclass
+class ServeArgs(EnvArgs):
+    """Serve an env over OpenEnv's HTTP/WebSocket protocol."""
+
+    name: ClassVar[str] = "serve"
+    host: str = "127.0.0.1"
+    """Address to listen on (default loopback)."""
+    port: int = 8000
+    """Port (0 picks a free one; the URL is printed)."""
+    max_sessions: int = 16
+    """WebSocket sessions at once."""
+    expose_privileged: bool = False
+    """Send info['privileged'] (answers, targets, expert plans) to clients; off: clients are agents."""
+
+
+@dataclass
+class PregenerateArgs:
+    """Generate an env's games into its cache ahead of training, so that no reset waits for one."""
+
+    name: ClassVar[str] = "pregenerate"
+    env: EnvId
+    """The env whose games to generate (ALFWorld-v0)."""
+    count: int = 256
+    """Games in the pool (gym.make's num_generated_games)."""
+    seed: int = 0
+    """Seed of the pool (gym.make's generator_seed)."""
+    workers: int = 1
+    """Games verified at once, one process each."""
+    cache_dir: str | None = None
+    """Cache root (default $AGENTENVS_CACHE, else ~/.cache/agentenvs), where gym.make finds the games."""
+    time_limit: float = 20.0
+    """Seconds one game's verification may take (planner_time_limit_s)."""
+    memory_limit: int = 1024
+    """MiB one game's verification may add (planner_memory_limit_mb)."""
+    quiet: bool = False
+    """No progress bar."""
+
+
+Command = ListArgs | InfoArgs | PlayArgs | ServeArgs | PregenerateArgs
+COMMANDS: tuple[type[Command], ...] = (ListArgs, InfoArgs, PlayArgs, ServeArgs, PregenerateArgs)
+"""The subcommands, in the order ``--help`` lists them."""
+
+
+class UsageError(ValueError):
+    """A bad command-line value: :func:`main` prints it as one line and exits with status 2."""
+
+
+def env_kwargs(pairs: Sequence[str]) -> dict[str, Any]:
+    """``--env-arg KEY=VALUE`` pairs as ``gym.make`` keywords (values read as JSON where they parse).
+
+    >>> env_kwargs(["split=test", "max_turns=8", 'observation_mode="html"', "query=red shoes"])
+    {'split': 'test', 'max_turns': 8, 'observation_mode': 'html', 'query': 'red shoes'}
+
+    Raises:
+        UsageError: for a pair without ``=`` or whose key is no Python name.
+    """
+    kwargs: dict[str, Any] = {}
+    for pair in pairs:
+        key, sep, text = pair.partition("=")
+        if not sep or not key.isidentifier():
+            raise UsageError(f"--env-arg takes KEY=VALUE, got {pair!r}")
+        try:
+            kwargs[key] = json.loads(text)
+        except ValueError:
+            kwargs[key] = text
+    return kwargs
 
 
 # -- what an env declares, read from its class (nothing here is a table to keep in step) -------------
@@ -176,12 +266,56 @@ def declaration(env_id: str) -> Declaration:
     )
 
 
+# -- pregenerate -----------------------------------------------------------------------------------
+
+
+def _pregenerate_alfworld(args: PregenerateArgs) -> tuple[GenerationReport, Path]:
+    from agentenvs.alfworld.generator import GeneratedGames
+    from agentenvs.alfworld.verifier import PlannerLimits
+
+    try:  # the checks name the argument: a usage error
+        limits = PlannerLimits(time_limit_s=args.time_limit, memory_limit_mb=args.memory_limit)
+        games = GeneratedGames(seed=args.seed, count=args.count, cache_dir=args.cache_dir, planner_limits=limits)
+    except (TypeError, ValueError) as error:
+        raise UsageError(str(error)) from None
+    with games:
+        return games.pregenerate(workers=args.workers, progress=not args.quiet), games.folder
+
+
+PREGENERATORS: dict[str, Callable[[PregenerateArgs], tuple[GenerationReport, Path]]] = {
+    "ALFWorld-v0": _pregenerate_alfworld
+}
+"""Envs whose games can be generated ahead of time, and how (the report and the cache folder)."""
+
+
+def _pregenerate(args: PregenerateArgs) -> int:
+    if args.workers < 1:
+        raise UsageError(f"--workers must be >= 1, got {args.workers}")
+    report, folder = PREGENERATORS[args.env](args)
+    generated = report.generated
+    print(
+        f"{args.env}: {len(report.games)} games in {folder} ({len(generated)} generated now, "
+        f"{len(report.games) - len(generated)} already there) in {report.seconds:.1f} s"
+    )
+    if generated:
+        peak = report.peak_rss_mb
+        print(
+            f"per game: max {report.seconds_quantile(1.0):.2f} s, p50 {report.seconds_quantile(0.5):.2f} s, "
+            f"p95 {report.seconds_quantile(0.95):.2f} s; rejected draws: {report.rejections}; "
+            f"peak planner RSS: {'n/a' if peak is None else f'{peak:.0f} MB'}"
+        )
+    return 0
+
+
+# -- list, info, play, serve ---------------------------------------------------------------------
+
+
 def _plain(text: str) -> str:
     """Docstring markup as a terminal shows it."""
     return text.replace("``", "")
 
 
-def _list(args: argparse.Namespace) -> int:
+def _list(args: ListArgs) -> int:
     for env_id in agentenvs_ids():
         try:
             found = declaration(env_id)
@@ -197,35 +331,16 @@ def _list(args: argparse.Namespace) -> int:
     return 0
 
 
-def _usage_error(args: argparse.Namespace, message: str) -> NoReturn:
-    """Exits with status 2, the command's usage and ``message`` (argparse's way)."""
-    parser: argparse.ArgumentParser = args.parser
-    parser.error(message)
-
-
-def _env_arguments(args: argparse.Namespace) -> dict[str, Any]:
-    """``--env-arg KEY=VALUE`` pairs as ``gym.make`` keywords (values read as JSON where they parse)."""
-    kwargs: dict[str, Any] = {}
-    for pair in args.env_arg:
-        key, sep, text = pair.partition("=")
-        if not sep or not key.isidentifier():
-            _usage_error(args, f"--env-arg takes KEY=VALUE, got {pair!r}")
-        try:
-            kwargs[key] = json.loads(text)
-        except ValueError:
-            kwargs[key] = text
-    return kwargs
-
-
-def _make(args: argparse.Namespace) -> gym.Env:
+def _make(args: EnvArgs) -> gym.Env:
     """The env of ``args.env`` with its ``--env-arg``s; a bad argument is a usage error naming it."""
+    kwargs = env_kwargs(args.env_arg)
     try:
-        return gym.make(args.env, **_env_arguments(args))
+        return gym.make(args.env, **kwargs)
     except (TypeError, ValueError) as error:
-        _usage_error(args, str(error))
+        raise UsageError(str(error)) from None
 
 
-def _info(args: argparse.Namespace) -> int:
+def _info(args: InfoArgs) -> int:
     found = declaration(args.env)
     spec = gym.spec(args.env)
     print(f"{found.env_id}  {_plain(found.summary)}")
@@ -254,6 +369,8 @@ def _info(args: argparse.Namespace) -> int:
     )
     try:
         env = _make(args)
+    except UsageError:
+        raise
     except Exception as error:  # missing data or packages: the declaration above still holds
         for name, value in rows:
             print(f"  {name + ':':<26}{value}")
@@ -320,10 +437,10 @@ def _chosen_action(line: str, admissible: list[str] | None, action_format: str) 
     return action
 
 
-def _play(args: argparse.Namespace) -> int:
+def _play(args: PlayArgs) -> int:
     """A person plays: each turn shows the observation and the numbered admissible actions."""
     if args.episodes < 1:
-        _usage_error(args, f"--episodes must be >= 1, got {args.episodes}")
+        raise UsageError(f"--episodes must be >= 1, got {args.episodes}")
     env = _make(args)
     text_env = env.unwrapped
     assert isinstance(text_env, TextEnv)
@@ -336,7 +453,7 @@ def _play(args: argparse.Namespace) -> int:
                     seed=args.seed + episode, options=None if args.task is None else {"task_id": args.task}
                 )
             except KeyError as error:
-                _usage_error(args, str(error.args[0]))
+                raise UsageError(str(error.args[0])) from None
             print(f"\n== episode {episode + 1}: task {info['task_id']} ==\n{observation}")
             total, done = 0.0, False
             while not done:
@@ -367,10 +484,10 @@ def _play(args: argparse.Namespace) -> int:
     return 0
 
 
-def _serve(args: argparse.Namespace) -> int:
+def _serve(args: ServeArgs) -> int:
     from agentenvs.integrations.openenv import serve
 
-    kwargs = _env_arguments(args)
+    kwargs = env_kwargs(args.env_arg)
     if args.host not in ("127.0.0.1", "localhost", "::1"):
         print(f"warning: serving on {args.host}, beyond loopback; the server has no authentication", file=sys.stderr)
     try:
@@ -383,82 +500,58 @@ def _serve(args: argparse.Namespace) -> int:
             **kwargs,
         )
     except ImportError as error:
-        print(f"python -m agentenvs serve: {error}", file=sys.stderr)
+        print(f"{PROG} serve: {error}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:  # uvicorn shuts down on Ctrl-C, then raises it again
         pass
     except (TypeError, ValueError) as error:
-        _usage_error(args, str(error))
+        raise UsageError(str(error)) from None
     print("stopped")
     return 0
 
 
-def _add_env_commands(commands: Any) -> None:
-    """``list``, ``info``, ``play`` and ``serve``."""
-    ids = agentenvs_ids()
-    listing = commands.add_parser("list", help="the registered envs, their datasets and splits")
-    listing.set_defaults(run=_list, parser=listing)
-
-    def with_env(name: str, help_text: str, run: Callable[[argparse.Namespace], int]) -> argparse.ArgumentParser:
-        command = commands.add_parser(name, help=help_text, description=help_text)
-        command.add_argument("env", choices=ids, metavar="ENV_ID", help=f"one of {', '.join(ids)}")
-        command.add_argument(
-            "--env-arg",
-            action="append",
-            default=[],
-            metavar="KEY=VALUE",
-            help="a gym.make argument (VALUE read as JSON where it parses); repeatable",
-        )
-        command.set_defaults(run=run, parser=command)
-        return command
-
-    with_env("info", "an env's spec, action format, observation modes, splits and number of tasks", _info)
-    play = with_env("play", "play an env in the terminal (a number from the list, or free text)", _play)
-    play.add_argument("--seed", type=int, default=0, help="seed of the first episode (then +1 per episode)")
-    play.add_argument("--episodes", type=int, default=1, help="episodes to play")
-    play.add_argument("--task", default=None, help="a task id to play (default: drawn with the seed)")
-    serve = with_env("serve", "serve an env over OpenEnv's HTTP/WebSocket protocol", _serve)
-    serve.add_argument("--host", default="127.0.0.1", help="address to listen on (default loopback)")
-    serve.add_argument("--port", type=int, default=8000, help="port (0 picks a free one; the URL is printed)")
-    serve.add_argument("--max-sessions", type=int, default=16, help="WebSocket sessions at once")
-    serve.add_argument(
-        "--expose-privileged",
-        action="store_true",
-        help="send info['privileged'] (answers, targets, expert plans) to clients; off: clients are agents",
-    )
+# -- parsing and dispatch --------------------------------------------------------------------------
 
 
-def build_parser() -> argparse.ArgumentParser:
-    """The command line: one subparser per command."""
-    parser = argparse.ArgumentParser(
-        prog="python -m agentenvs", description="Command-line tools for the agentenvs envs."
+def _usage_exit(command: str, message: str) -> typing.NoReturn:
+    """Ends the run the way a bad flag does: ``message`` as one line on stderr, exit status 2."""
+    print(f"{PROG} {command}: error: {' '.join(message.split())}", file=sys.stderr)
+    raise SystemExit(2)
+
+
+def parse(argv: Sequence[str]) -> Command:
+    """Parses ``<command> [flags]``; exits with status 2 and the reason on a bad command, flag or env id."""
+    args = typing.cast(
+        Command,
+        tyro.extras.subcommand_cli_from_dict(
+            {command.name: command for command in COMMANDS},
+            prog=PROG,
+            description="Command-line tools for the agentenvs envs.",
+            args=list(argv),
+        ),
     )
-    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    pregenerate = commands.add_parser(
-        "pregenerate", help="generate an env's games into its cache ahead of training", description=PREGENERATE_DOC
-    )
-    pregenerate.formatter_class = argparse.RawDescriptionHelpFormatter
-    pregenerate.add_argument("env", choices=sorted(PREGENERATORS), help="the env whose games to generate")
-    pregenerate.add_argument("--count", type=int, default=256, help="games in the pool (num_generated_games)")
-    pregenerate.add_argument("--seed", type=int, default=0, help="seed of the pool (generator_seed)")
-    pregenerate.add_argument("--workers", type=int, default=1, help="games verified at once, one process each")
-    pregenerate.add_argument("--cache-dir", default=None, help="cache root (default $AGENTENVS_CACHE)")
-    pregenerate.add_argument(
-        "--time-limit", type=float, default=20.0, help="seconds one game's verification may take (planner_time_limit_s)"
-    )
-    pregenerate.add_argument(
-        "--memory-limit", type=int, default=1024, help="MiB one game's verification may add (planner_memory_limit_mb)"
-    )
-    pregenerate.add_argument("--quiet", action="store_true", help="no progress bar")
-    pregenerate.set_defaults(run=lambda args: PREGENERATORS[args.env](args), parser=pregenerate)
-    _add_env_commands(commands)
-    return parser
+    if not isinstance(args, ListArgs):  # checked here, not by a ``Literal``: tyro's own errors are a box
+        ids = sorted(PREGENERATORS) if isinstance(args, PregenerateArgs) else agentenvs_ids()
+        if args.env not in ids:
+            _usage_exit(args.name, f"invalid choice: {args.env!r} (choose from {', '.join(ids)})")
+    return args
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Runs one command; returns the exit status."""
-    args = build_parser().parse_args(argv)
-    return args.run(args)
+    """Runs one command; returns the exit status (a usage error exits with status 2)."""
+    args = parse(sys.argv[1:] if argv is None else argv)
+    try:
+        if isinstance(args, InfoArgs):
+            return _info(args)
+        if isinstance(args, PlayArgs):
+            return _play(args)
+        if isinstance(args, ServeArgs):
+            return _serve(args)
+        if isinstance(args, PregenerateArgs):
+            return _pregenerate(args)
+        return _list(args)
+    except UsageError as error:
+        _usage_exit(args.name, str(error))
 
 
 if __name__ == "__main__":
