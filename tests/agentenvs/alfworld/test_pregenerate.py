@@ -44,7 +44,7 @@ def test_pregenerate_again_generates_nothing_and_bad_arguments_are_usage_errors(
         (["--seed", "-1"], "seed must be an integer >= 0"),
         (["--workers", "0"], "--workers must be >= 1"),
         (["--time-limit", "0"], "time_limit_s must be a finite number > 0"),
-        (["--count", "x"], "invalid int value"),
+        (["--count", "x"], "Error parsing --count"),
     ):
         with pytest.raises(SystemExit) as exit_info:
             main(["pregenerate", "ALFWorld-v0", "--cache-dir", str(tmp_path), *bad])

@@ -123,6 +123,49 @@ def test_bad_arguments_are_usage_errors_naming_them(argv, message, capsys):
     assert message in capsys.readouterr().err
 
 
+HELP_LISTS = {
+    "list": [],
+    "info": ["ENV_ID", "--env-arg KEY=VALUE"],
+    "play": ["ENV_ID", "--env-arg KEY=VALUE", "--seed INT", "--episodes INT", "--task"],
+    "serve": ["--env-arg KEY=VALUE", "--host STR", "--port INT", "--max-sessions INT", "--expose-privileged"],
+    "pregenerate": ["--count INT", "--seed INT", "--workers INT", "--cache-dir", "--time-limit FLOAT", "--quiet"],
+}
+
+
+@pytest.mark.parametrize("command", [None, *HELP_LISTS])
+def test_help_exits_0_listing_the_subcommands_or_the_flags(command, capsys):
+    with pytest.raises(SystemExit) as exit_info:
+        main(["--help"] if command is None else [command, "--help"])
+    assert exit_info.value.code == 0
+    out = capsys.readouterr().out
+    if command is None:
+        assert "usage: python -m agentenvs" in out and "{list,info,play,serve,pregenerate}" in out
+    else:
+        assert f"usage: python -m agentenvs {command}" in out
+        assert all(flag in out for flag in HELP_LISTS[command]), out
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["info", "SearchQA-v0", "--env-arg", "top_k"], "error: --env-arg takes KEY=VALUE, got 'top_k'"),
+        (["play", "NoSuchEnv-v0"], "error: invalid choice: 'NoSuchEnv-v0' (choose from ALFWorld-v0, SearchQA-v0"),
+    ],
+)
+def test_a_bad_env_arg_or_env_id_is_one_line_and_exit_2_without_a_traceback(argv, message):
+    done = subprocess.run(
+        [sys.executable, "-m", "agentenvs", *argv],
+        capture_output=True,
+        text=True,
+        cwd=REPO_ROOT,
+        env=dict(os.environ),
+        timeout=120,
+    )
+    assert done.returncode == 2, done.stderr
+    assert done.stderr.startswith(f"python -m agentenvs {argv[0]}: error: ") and message in done.stderr
+    assert done.stderr.count("\n") == 1 and "Traceback" not in done.stderr
+
+
 def test_play_a_whole_episode_with_stdin_piped():
     env = gym.make("SearchQA-v0").unwrapped
     task_id = env.task_ids[0]
