@@ -60,7 +60,7 @@ class WrongTypeError(TypeError, ValueError):
     """A value of the wrong type: a ``TypeError`` that ``except ValueError`` catches too."""
 
 
-def _shown(value: Any) -> str:
+def shown(value: Any) -> str:
     """The offending value as a message shows it: repr for text, capped, always utf-8 encodable."""
     text = repr(value) if isinstance(value, str | bytes) else str(value)
     if len(text) > 80:
@@ -126,7 +126,7 @@ def check_int(
         return None
     expected = f"an integer{_range_text(minimum, maximum, True, True)}{' or None' if optional else ''}"
     if not is_integer(value):
-        raise WrongTypeError(f"{owner}.{name} must be {expected}, got {_shown(value)}")
+        raise WrongTypeError(f"{owner}.{name} must be {expected}, got {shown(value)}")
     number = int(value)
     if not _in_range(number, minimum, maximum, True, True):
         raise ValueError(f"{owner}.{name} must be {expected}, got {number}")
@@ -179,10 +179,10 @@ def check_float(
     bounds = _range_text(minimum, maximum, min_inclusive, max_inclusive)
     expected = f"a finite number{bounds}{' or None' if optional else ''}"
     if not isinstance(value, numbers.Real | np.integer | np.floating) or isinstance(value, bool | np.bool_):
-        raise WrongTypeError(f"{owner}.{name} must be {expected}, got {_shown(value)}")
+        raise WrongTypeError(f"{owner}.{name} must be {expected}, got {shown(value)}")
     number = float(value)
     if not math.isfinite(number) or not _in_range(number, minimum, maximum, min_inclusive, max_inclusive):
-        raise ValueError(f"{owner}.{name} must be {expected}, got {_shown(value)}")
+        raise ValueError(f"{owner}.{name} must be {expected}, got {shown(value)}")
     return number
 
 
@@ -193,7 +193,7 @@ def check_bool(owner: str, name: str, value: Any) -> bool:
         TypeError: for anything but a bool.
     """
     if not isinstance(value, bool | np.bool_):
-        raise WrongTypeError(f"{owner}.{name} must be True or False, got {_shown(value)}")
+        raise WrongTypeError(f"{owner}.{name} must be True or False, got {shown(value)}")
     return bool(value)
 
 
@@ -212,9 +212,9 @@ def check_str(owner: str, name: str, value: Any, *, non_empty: bool = True, opti
         return None
     expected = f"a{' non-empty' if non_empty else ''} string{' or None' if optional else ''}"
     if not isinstance(value, str):
-        raise WrongTypeError(f"{owner}.{name} must be {expected}, got {_shown(value)}")
+        raise WrongTypeError(f"{owner}.{name} must be {expected}, got {shown(value)}")
     if non_empty and not value.strip():
-        raise ValueError(f"{owner}.{name} must be {expected}, got {_shown(value)}")
+        raise ValueError(f"{owner}.{name} must be {expected}, got {shown(value)}")
     return value
 
 
@@ -228,8 +228,8 @@ def check_choice(owner: str, name: str, value: Any, choices: Sequence[T]) -> T:
         # Same type first: 1 == True and np.str_ subclasses str; a list must not hash.
         if value is choice or (isinstance(value, str) and isinstance(choice, str) and value == choice):
             return choice
-    shown = ", ".join(repr(choice) for choice in choices)
-    raise ValueError(f"{owner}.{name} must be one of {shown}, got {_shown(value)}")
+    listed = ", ".join(repr(choice) for choice in choices)
+    raise ValueError(f"{owner}.{name} must be one of {listed}, got {shown(value)}")
 
 
 def check_path(owner: str, name: str, value: Any) -> str | os.PathLike[str] | None:
@@ -241,7 +241,7 @@ def check_path(owner: str, name: str, value: Any) -> str | os.PathLike[str] | No
     if value is None or (isinstance(value, str) and value == ""):
         return None
     if not isinstance(value, str | os.PathLike):
-        raise WrongTypeError(f"{owner}.{name} must be a path (str or os.PathLike) or None, got {_shown(value)}")
+        raise WrongTypeError(f"{owner}.{name} must be a path (str or os.PathLike) or None, got {shown(value)}")
     return value
 
 
@@ -256,15 +256,15 @@ def check_str_sequence(owner: str, name: str, value: Any) -> tuple[str, ...]:
         value = (value,)
     expected = "a string or a non-empty sequence of non-empty strings"
     if not isinstance(value, Sequence | set | frozenset):
-        raise WrongTypeError(f"{owner}.{name} must be {expected}, got {_shown(value)}")
+        raise WrongTypeError(f"{owner}.{name} must be {expected}, got {shown(value)}")
     items = tuple(value)
     if not items:
-        raise ValueError(f"{owner}.{name} must be {expected}, got {_shown(value)}")
+        raise ValueError(f"{owner}.{name} must be {expected}, got {shown(value)}")
     for item in items:
         if not isinstance(item, str):
-            raise WrongTypeError(f"{owner}.{name} must be {expected}, got item {_shown(item)}")
+            raise WrongTypeError(f"{owner}.{name} must be {expected}, got item {shown(item)}")
         if not item.strip():
-            raise ValueError(f"{owner}.{name} must be {expected}, got item {_shown(item)}")
+            raise ValueError(f"{owner}.{name} must be {expected}, got item {shown(item)}")
     return items
 
 
@@ -274,7 +274,7 @@ def require(ok: bool, owner: str, name: str, requirement: str, value: Any) -> No
     For rules :func:`check_fields` cannot read from one annotation (relations between fields).
     """
     if not ok:
-        raise ValueError(f"{owner}.{name} must be {requirement}, got {_shown(value)}")
+        raise ValueError(f"{owner}.{name} must be {requirement}, got {shown(value)}")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -369,7 +369,7 @@ def check_value(owner: str, name: str, value: Any, annotation: Any) -> Any:
     if members is not None and all(member in _SCALARS for member in members):
         if not any(_is_scalar(value, member) for member in members):
             kinds = " or ".join(_SCALARS[member] for member in members)
-            raise WrongTypeError(f"{owner}.{name} must be {kinds}{' or None' if optional else ''}, got {_shown(value)}")
+            raise WrongTypeError(f"{owner}.{name} must be {kinds}{' or None' if optional else ''}, got {shown(value)}")
         return value
     if origin is tuple and typing.get_args(annotation)[1:] == (Ellipsis,) and typing.get_args(annotation)[0] is str:
         return check_str_sequence(owner, name, value)
@@ -377,17 +377,17 @@ def check_value(owner: str, name: str, value: Any, annotation: Any) -> Any:
         args = typing.get_args(annotation) or (str, Any)
         if not isinstance(value, Mapping):
             raise WrongTypeError(
-                f"{owner}.{name} must be a mapping{' or None' if optional else ''}, got {_shown(value)}"
+                f"{owner}.{name} must be a mapping{' or None' if optional else ''}, got {shown(value)}"
             )
         checked = {}
         for key, item in value.items():
             if not isinstance(key, str):
-                raise WrongTypeError(f"{owner}.{name} keys must be strings, got {_shown(key)}")
+                raise WrongTypeError(f"{owner}.{name} keys must be strings, got {shown(key)}")
             checked[key] = item if args[1] is Any else check_value(owner, f"{name}[{key!r}]", item, args[1])
         return checked
     if isinstance(annotation, type) and dataclasses.is_dataclass(annotation):
         if not isinstance(value, annotation):
-            raise WrongTypeError(f"{owner}.{name} must be a {annotation.__name__}, got {_shown(value)}")
+            raise WrongTypeError(f"{owner}.{name} must be a {annotation.__name__}, got {shown(value)}")
         return value
     raise NotImplementedError(f"{owner}.{name}: cannot check a field annotated {annotation!r}")
 

@@ -24,7 +24,7 @@ from typing import Any, ClassVar
 import gymnasium as gym
 
 from agentenvs.core.actions import ACTION_FORMATS
-from agentenvs.core.checks import check_choice, check_int
+from agentenvs.core.checks import check_choice, check_int, shown
 from agentenvs.core.parsers import Projection, sanitize_model_text
 from agentenvs.core.privileged import PRIVILEGED_KEY, copy_json
 from agentenvs.core.spaces import TextSpace
@@ -159,21 +159,19 @@ class TextEnv(gym.Env[str, str]):
         The task is ``options["task_id"]``, else :attr:`next_task_id`, else drawn
         from the env's seeded generator (so equal seeds give equal tasks).
 
+        A reset that fails (bad options, an unknown task) changes nothing: the env is as it was,
+        its generator and :attr:`next_task_id` included.
+
         Raises:
-            KeyError: for an unknown ``task_id`` (the message names it).
+            ValueError: for options that are not a dict of known keys, or a ``task_id`` that is
+                not one of :attr:`task_ids` (the message names it, cut to a sane length).
         """
+        task_id = self._requested_task(options)
         super().reset(seed=seed)
-        options = options or {}
-        unknown = set(options) - {"task_id"}
-        if unknown:
-            raise ValueError(f"unknown reset option(s) {sorted(unknown)}; supported: ['task_id']")
-        task_ids = self.task_ids
-        task_id = options.get("task_id", self.next_task_id)
         self.next_task_id = None
         if task_id is None:
+            task_ids = self.task_ids
             task_id = task_ids[int(self.np_random.integers(len(task_ids)))]
-        elif not self._has_task(task_id):
-            raise KeyError(f"unknown task_id {task_id!r} for {type(self).__name__} ({len(task_ids)} tasks)")
         self._task_id = str(task_id)
         self._turn = 0
         self._done = False
@@ -227,8 +225,36 @@ class TextEnv(gym.Env[str, str]):
         return f"[{self._task_id} turn {self._turn}/{self.max_turns}]\n{self._last_observation}"
 
     # -- helpers ----------------------------------------------------------------------
+    def has_task(self, task_id: str) -> bool:
+        """Whether ``task_id`` is one of :attr:`task_ids` (envs with many tasks answer faster)."""
+        return isinstance(task_id, str) and self._has_task(task_id)
+
     def _has_task(self, task_id: str) -> bool:
         return task_id in self.task_ids
+
+    def _requested_task(self, options: Any) -> str | None:
+        """The task a reset asks for (None: draw one), checked before the reset changes anything."""
+        owner = type(self).__name__
+        if options is None:
+            options = {}
+        if not isinstance(options, Mapping):
+            raise ValueError(f"{owner}.reset: options must be a dict or None, got {shown(options)}")
+        unknown = [key for key in options if key != "task_id"]
+        if unknown:
+            raise ValueError(f"{owner}.reset: unknown option(s) {shown(unknown)}; supported: ['task_id']")
+        task_id = options.get("task_id", self.next_task_id)
+        if task_id is None:
+            return None
+        if not isinstance(task_id, str):
+            raise ValueError(
+                f"{owner}.reset: task_id must be a string (one of env.unwrapped.task_ids), got {shown(task_id)}"
+            )
+        if not self._has_task(task_id):
+            raise ValueError(
+                f"{owner}.reset: unknown task_id {shown(task_id)} ({len(self.task_ids)} tasks; "
+                "see env.unwrapped.task_ids)"
+            )
+        return task_id
 
     def _info(self, *, action_valid: bool, projection: Projection | None, extra: dict[str, Any]) -> dict[str, Any]:
         assert self._task_id is not None, "info is built after reset() only"

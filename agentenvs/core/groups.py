@@ -22,13 +22,14 @@ Example:
 from __future__ import annotations
 
 import importlib
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any, Literal
 
 import gymnasium as gym
 import numpy as np
 from gymnasium.vector import AsyncVectorEnv, AutoresetMode, SyncVectorEnv, VectorWrapper
 
+from agentenvs.core.checks import check_choice, check_int, check_str, is_integer, shown
 from agentenvs.core.ray_vector import RayVectorEnv, worker_blocks
 
 VECTORIZATION_MODES: tuple[str, ...] = ("sync", "async", "ray")
@@ -74,30 +75,68 @@ class GroupVectorEnv(VectorWrapper):
 
         Args:
             seed: Reseeds the group-seed generator (then seeds are drawn from it).
-            options: May hold ``task_ids``: one task id per group, and ``group_seeds``: one
-                seed per group instead of drawing them (the generator is then not advanced).
+            options: May hold ``task_ids``: one task id (a string) per group, and ``group_seeds``:
+                one seed per group instead of drawing them (the generator is then not advanced).
                 Other options are passed to every sub-env.
+
+        A reset that fails (bad options, an unknown task id) leaves the groups as they were: no
+        sub-env keeps a task it was handed, and the group-seed generator is where it was, so the
+        next reset gives what it would have given without the failed one.
+
+        Raises:
+            ValueError: naming the bad option or task id.
         """
-        if seed is not None:
-            self._rng = np.random.default_rng(seed)
+        if options is not None and not isinstance(options, Mapping):
+            raise ValueError(f"GroupVectorEnv.reset: options must be a dict or None, got {shown(options)}")
         options = dict(options or {})
-        task_ids: Sequence[str] | None = options.pop("task_ids", None)
-        if task_ids is not None:
-            if len(task_ids) != self.num_groups:
-                raise ValueError(f"options['task_ids'] has {len(task_ids)} ids for {self.num_groups} groups")
-            self.env.set_attr("next_task_id", [str(task_ids[int(g)]) for g in self.group_ids])
-        group_seeds: Sequence[int] | None = options.pop("group_seeds", None)
+        task_ids = _per_group("task_ids", options.pop("task_ids", None), self.num_groups, str)
+        group_seeds = _per_group("group_seeds", options.pop("group_seeds", None), self.num_groups, int)
+        for task_id in dict.fromkeys(task_ids or ()):  # before any sub-env is touched
+            if not self.env.call("has_task", task_id)[0]:
+                raise ValueError(
+                    f"GroupVectorEnv.reset: unknown task id {shown(task_id)} in options['task_ids'] "
+                    "(see GroupVectorEnv.task_ids)"
+                )
+        rng = np.random.default_rng(seed) if seed is not None else self._rng
+        saved = rng.bit_generator.state
         if group_seeds is None:
-            group_seeds = draw_group_seeds(self._rng, self.num_groups)
-        elif len(group_seeds) != self.num_groups:
-            raise ValueError(f"options['group_seeds'] has {len(group_seeds)} seeds for {self.num_groups} groups")
+            group_seeds = draw_group_seeds(rng, self.num_groups)
         seeds = [int(group_seeds[int(g)]) for g in self.group_ids]
-        # Sync and async vector envs take one seed per sub-env (VectorEnv's signature says one int).
-        return self.env.reset(seed=seeds, options=options or None)  # type: ignore[arg-type]
+        try:
+            if task_ids is not None:
+                self.env.set_attr("next_task_id", [task_ids[int(g)] for g in self.group_ids])
+            # Sync and async vector envs take one seed per sub-env (VectorEnv's signature says one int).
+            result = self.env.reset(seed=seeds, options=options or None)  # type: ignore[arg-type]
+        except Exception:
+            rng.bit_generator.state = saved
+            if task_ids is not None:
+                self.env.set_attr("next_task_id", None)
+            raise
+        self._rng = rng
+        return result
+
+    @property
+    def task_ids(self) -> tuple[str, ...]:
+        """The tasks the groups can play (the sub-envs' common pool)."""
+        return tuple(self.env.get_attr("task_ids")[0])
 
     def group_slices(self) -> list[slice]:
         """Sub-env index ranges of each group."""
         return [slice(g * self.group_size, (g + 1) * self.group_size) for g in range(self.num_groups)]
+
+
+def _per_group(name: str, values: Any, num_groups: int, kind: type) -> list[Any] | None:
+    """``options[name]`` checked: None, or a list of ``num_groups`` values of ``kind``."""
+    if values is None:
+        return None
+    expected = f"a list of {num_groups} {'strings' if kind is str else 'integers'} (one per group)"
+    if isinstance(values, str | bytes) or not isinstance(values, Sequence):
+        raise ValueError(f"GroupVectorEnv.reset: options[{name!r}] must be {expected}, got {shown(values)}")
+    items = list(values)
+    wrong = [v for v in items if not (isinstance(v, str) if kind is str else is_integer(v))]
+    if len(items) != num_groups or wrong:
+        raise ValueError(f"GroupVectorEnv.reset: options[{name!r}] must be {expected}, got {shown(items)}")
+    return [kind(v) for v in items]
 
 
 def make_group_vec(
@@ -122,10 +161,11 @@ def make_group_vec(
         num_workers: Ray actors (``"ray"`` only; default: one per group, at most the number of groups).
         **env_kwargs: Passed to ``gym.make`` for every sub-env.
     """
-    if num_groups < 1:
-        raise ValueError(f"num_groups must be >= 1, got {num_groups}")
-    if group_size < 1:
-        raise ValueError(f"group_size must be >= 1, got {group_size}")
+    check_str("make_group_vec", "env_id", env_id)
+    check_int("make_group_vec", "num_groups", num_groups, minimum=1)
+    check_int("make_group_vec", "group_size", group_size, minimum=1)
+    check_int("make_group_vec", "seed", seed, minimum=0, optional=True)
+    check_choice("make_group_vec", "vectorization_mode", vectorization_mode, VECTORIZATION_MODES)
     module, _, registered_id = env_id.rpartition(":")
     if module:  # "module:EnvId", as gym.make takes it: importing the module registers the id
         importlib.import_module(module)

@@ -86,7 +86,7 @@ def test_info_reward_and_task_selection(alfworld_data: Path) -> None:
     assert info["expert_action"] is None  # off the walkthrough, no planner asked for
     _, _, terminated, truncated, _ = env.step("look")
     assert truncated and not terminated
-    with pytest.raises(KeyError, match="nope"):
+    with pytest.raises(ValueError, match="nope"):
         env.reset(options={"task_id": "nope"})
     env.close()
 

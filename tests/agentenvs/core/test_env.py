@@ -92,7 +92,7 @@ def test_bad_usage_is_explained():
     env = CountEnv()
     with pytest.raises(gym.error.ResetNeeded):
         env.step("wait")
-    with pytest.raises(KeyError, match="n9"):
+    with pytest.raises(ValueError, match="n9"):
         env.reset(options={"task_id": "n9"})
     with pytest.raises(ValueError, match="level"):
         env.reset(options={"level": 2})

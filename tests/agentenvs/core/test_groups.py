@@ -46,7 +46,7 @@ def test_seeding_reproduces_task_sequences_and_explicit_task_ids():
     chosen = list(envs.unwrapped.get_attr("task_ids")[0][:2])
     _, info = envs.reset(options={"task_ids": chosen})
     assert info["task_id"].tolist() == [chosen[0], chosen[0], chosen[1], chosen[1]]
-    with pytest.raises(ValueError, match="2 groups"):
+    with pytest.raises(ValueError, match="must be a list of 2 strings"):
         envs.reset(options={"task_ids": chosen[:1]})
     envs.close()
 

@@ -58,7 +58,7 @@ def test_workers_hold_whole_groups_and_bad_settings_are_named():
         worker_blocks(2, 1, 3)
     with pytest.raises(ValueError, match="num_workers is for vectorization_mode='ray'"):
         make_group_vec("SearchQA-v0", 2, 1, vectorization_mode="sync", num_workers=2)
-    with pytest.raises(ValueError, match=r"vectorization_mode must be one of \('sync', 'async', 'ray'\)"):
+    with pytest.raises(ValueError, match="vectorization_mode must be one of 'sync', 'async', 'ray'"):
         make_group_vec("SearchQA-v0", 2, 1, vectorization_mode="threads")  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="SearchQAEnv.max_turns must be an integer >= 1, got 0"):
         make_group_vec("SearchQA-v0", 2, 1, vectorization_mode="ray", num_workers=1, max_turns=0)

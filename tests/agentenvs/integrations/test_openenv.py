@@ -332,3 +332,17 @@ def test_bad_env_arguments_fail_when_the_app_is_made():
         create_app("SearchQA-v0", top_k=0)
     with pytest.raises(ValueError, match="max_sessions"):
         create_app("SearchQA-v0", max_sessions=0)
+
+
+def test_a_session_whose_first_reset_named_an_unknown_task_plays_on(server_url):
+    """Before, every later step of such a session answered EXECUTION_ERROR (a broken env checker)."""
+    ws_url = server_url.replace("http://", "ws://") + "/ws"
+    with ws_client.connect(ws_url, open_timeout=10, close_timeout=5) as connection:
+        connection.send(json.dumps({"type": "reset", "data": {"task_id": "no-such-task"}}))
+        reply = json.loads(connection.recv(timeout=30))
+        assert reply["type"] == "error" and "no-such-task" in json.dumps(reply)
+        connection.send(json.dumps({"type": "reset", "data": {"seed": 0}}))
+        assert json.loads(connection.recv(timeout=30))["type"] == "observation"
+        connection.send(json.dumps({"type": "step", "data": {"action": "<answer>x</answer>"}}))
+        reply = json.loads(connection.recv(timeout=30))
+        assert reply["type"] == "observation" and reply["data"]["done"], reply
