@@ -60,8 +60,8 @@ def play(args: PlayArgs) -> int:
                 observation, info = env.reset(
                     seed=args.seed + episode, options=None if args.task is None else {"task_id": args.task}
                 )
-            except KeyError as error:
-                raise UsageError(str(error.args[0])) from None
+            except ValueError as error:  # an unknown task id, named
+                raise UsageError(str(error)) from None
             print(f"\n== episode {episode + 1}: task {info['task_id']} ==\n{observation}")
             total, done = 0.0, False
             while not done:
