@@ -47,7 +47,7 @@ MAX_TASK_CHARS = 200
 MAX_COMPARED = 8
 STEPS_PER_PAGE = 100
 """Rows of a run page's step table (a long run's table comes in pages, ``?page=N``)."""
-TOKENS_PER_PAGE = 2000
+TOKENS_PER_PAGE = 1000
 """Token spans of a trajectory page (a 200k-token trajectory comes in pages, ``?page=N``)."""
 OUTCOMES = ("all", "success", "failure")
 MAX_STEP_DIGITS = 9
@@ -114,24 +114,16 @@ def token_pages(turns: Sequence[dict[str, Any]], per_page: int = TOKENS_PER_PAGE
 def _turn_view(
     turn: dict[str, Any], scales: dict[str, float], first: int = 0, end: int | None = None
 ) -> dict[str, Any]:
-    """What the template needs of one recorded turn's tokens ``first`` to ``end``: their segments, values and colours.
-
-    Text between two tokens goes with the earlier one (before the first token: with the first).
-    """
+    """What the template needs of one recorded turn's tokens ``first`` to ``end``: their segments, values and colours."""
     values: dict[str, list[float]] = turn.get("values", {})
     names = value_names(scales)
     offsets = turn.get("token_offsets", [])
     end = len(offsets) if end is None else end
     tokens: list[dict[str, Any]] = []
     raw = str(turn.get("raw_output", ""))
-    owner = 0  # the token that text outside tokens goes with
-    for segment in segments(raw, offsets, turn.get("action_span")):
+    for segment in segments(raw, offsets, turn.get("action_span"), (first, end)):
         if segment.token is None:
-            if first <= owner < end or (first == owner == end == 0):
-                tokens.append({"segment": segment})
-            continue
-        owner = segment.token
-        if not first <= segment.token < end:
+            tokens.append({"segment": segment})
             continue
         token_values = {
             name: float(values[name][segment.token]) for name in names if segment.token < len(values.get(name, []))
@@ -341,9 +333,10 @@ def create_app(folders: Sequence[str | os.PathLike[str]]) -> Flask:
                 groups.setdefault(int(record.get("group", 0)), []).append((index, record, _mean(advantages)))
         shared_pi = {}
         for group, members in groups.items():
-            texts = {
+            pis = [
                 turn.get("info", {}).get("privileged") for _, record, _ in members for turn in record.get("turns", [])
-            } - {None, ""}
+            ]
+            texts = {pi for pi in pis if isinstance(pi, str)} - {""}  # a PI recorded as JSON is shown per turn
             if len(texts) == 1:  # one PI for the whole group (ORSD's rubric)
                 shared_pi[group] = texts.pop()
         steps = run.recorded_steps()

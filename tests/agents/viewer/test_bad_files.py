@@ -209,3 +209,13 @@ def test_a_200k_token_trajectory_comes_in_pages(tmp_path, turns):
     assert parsed(last).token_spans == 200_000 - (pages - 1) * TOKENS_PER_PAGE
     assert f'data-turn="{turns - 1}"' in last
     assert client.get(f"/run/long/step/1/trajectory/0?page={pages + 1}").status_code == 404
+
+
+@pytest.mark.parametrize("privileged", [{"rubric": ["a"]}, ["a", "b"], 3])
+def test_a_privileged_text_that_is_not_text_is_shown_as_json(tmp_path, privileged):
+    record = hostile_record()
+    record["turns"][0]["info"] = {"privileged": privileged}
+    write_step(tmp_path / "run", 1, [record, {**record, "member": 1}])
+    client = create_app([tmp_path / "run"]).test_client()
+    assert client.get("/run/run/step/1").status_code == 200
+    assert client.get("/run/run/step/1/trajectory/0").status_code == 200
