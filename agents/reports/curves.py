@@ -24,7 +24,7 @@ from __future__ import annotations
 import json
 import math
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -151,8 +151,16 @@ def episode_outcomes(path: str | os.PathLike[str]) -> list[tuple[bool, float]]:
     return outcomes
 
 
-def held_out_points(folder: Path, records: Sequence[dict[str, Any]], episodes: int | None) -> list[HeldOut]:
-    """Each evaluation in ``records`` with its intervals (from its episodes' file when there is one)."""
+def held_out_points(
+    folder: Path,
+    records: Sequence[dict[str, Any]],
+    episodes: int | None,
+    read_outcomes: Callable[[Path], list[tuple[bool, float]]] = episode_outcomes,
+) -> list[HeldOut]:
+    """Each evaluation in ``records`` with its intervals (from its episodes' file when there is one).
+
+    ``read_outcomes`` reads an episodes' file (the viewer passes one that checks every record).
+    """
     points = []
     for record in records:
         if not isinstance(record.get("eval/success_rate"), (int, float)):
@@ -161,7 +169,7 @@ def held_out_points(folder: Path, records: Sequence[dict[str, Any]], episodes: i
         success = float(record["eval/success_rate"])
         score = record.get("eval/mean_score")
         path = folder / "trajectories" / f"eval_step_{step}.jsonl"
-        outcomes = episode_outcomes(path) if path.is_file() else []
+        outcomes = read_outcomes(path) if path.is_file() else []
         if outcomes:
             wins = sum(won for won, _ in outcomes)
             _, low, high = mean_interval([value for _, value in outcomes])

@@ -17,7 +17,9 @@ Pages (every one a permalink; filters are query parameters):
 
 Bad input gets a 4xx with a plain-text message, never a 500: an unknown run, step or
 trajectory (404), a bad filter or smoothing value (400), a URL over :data:`MAX_URL_CHARS`
-(414).
+(414). A bad run file is shown as a bad file: its pages list which file (and line) is bad and
+why (:mod:`agents.viewer.store` reads every file), and a page whose file has nothing readable
+is a 422 saying so. A trajectory's tokens come :data:`TOKENS_PER_PAGE` to a page (``?page=N``).
 
 Example:
     >>> import tempfile
@@ -35,15 +37,18 @@ from typing import Any
 from flask import Flask, Response, abort, redirect, render_template, request, url_for
 from werkzeug.exceptions import HTTPException, NotFound
 
+from agents.reports.curves import RunCurves
 from agents.reports.plotting import render_runs
 from agents.viewer.heatmap import CENTRES, LABELS, colour, segments, value_names, value_scales, with_shaping
-from agents.viewer.store import NotRecorded, Run, RunStore, UnknownRun
+from agents.viewer.store import BadFile, FileProblem, NotRecorded, Run, RunStore, UnknownRun
 
 MAX_URL_CHARS = 2048
 MAX_TASK_CHARS = 200
 MAX_COMPARED = 8
 STEPS_PER_PAGE = 100
 """Rows of a run page's step table (a long run's table comes in pages, ``?page=N``)."""
+TOKENS_PER_PAGE = 1000
+"""Token spans of a trajectory page (a 200k-token trajectory comes in pages, ``?page=N``)."""
 OUTCOMES = ("all", "success", "failure")
 MAX_STEP_DIGITS = 9
 SETTINGS_SHOWN = ("credit", "num_groups", "group_size", "learning_rate", "rollout_mode", "max_new_tokens", "lora")
@@ -79,13 +84,44 @@ def _mean(values: Sequence[float]) -> float | None:
     return sum(values) / len(values) if values else None
 
 
-def _turn_view(turn: dict[str, Any], scales: dict[str, float]) -> dict[str, Any]:
-    """What the template needs of one recorded turn: its segments with each token's values and colours."""
+def token_pages(turns: Sequence[dict[str, Any]], per_page: int = TOKENS_PER_PAGE) -> list[list[tuple[int, int, int]]]:
+    """The pages of a trajectory: per page, ``(turn position, first token, end token)`` chunks of at most ``per_page`` tokens.
+
+    A turn longer than a page is split over pages; a turn without tokens takes no room.
+
+    >>> token_pages([{"token_offsets": [[0, 1]] * 3}, {"token_offsets": [[0, 1]] * 2}, {}], per_page=2)
+    [[(0, 0, 2)], [(0, 2, 3), (1, 0, 1)], [(1, 1, 2), (2, 0, 0)]]
+    """
+    pages: list[list[tuple[int, int, int]]] = []
+    current: list[tuple[int, int, int]] = []
+    room = per_page
+    for position, turn in enumerate(turns):
+        count, start = len(turn.get("token_offsets", [])), 0
+        while True:
+            take = min(room, count - start)
+            current.append((position, start, start + take))
+            start, room = start + take, room - take
+            if room == 0:
+                pages.append(current)
+                current, room = [], per_page
+            if start >= count:
+                break
+    if current or not pages:
+        pages.append(current)
+    return pages
+
+
+def _turn_view(
+    turn: dict[str, Any], scales: dict[str, float], first: int = 0, end: int | None = None
+) -> dict[str, Any]:
+    """What the template needs of one recorded turn's tokens ``first`` to ``end``: their segments, values and colours."""
     values: dict[str, list[float]] = turn.get("values", {})
     names = value_names(scales)
+    offsets = turn.get("token_offsets", [])
+    end = len(offsets) if end is None else end
     tokens: list[dict[str, Any]] = []
     raw = str(turn.get("raw_output", ""))
-    for segment in segments(raw, turn.get("token_offsets", []), turn.get("action_span")):
+    for segment in segments(raw, offsets, turn.get("action_span"), (first, end)):
         if segment.token is None:
             tokens.append({"segment": segment})
             continue
@@ -108,7 +144,16 @@ def _turn_view(turn: dict[str, Any], scales: dict[str, float]) -> dict[str, Any]
     info = turn.get("info", {})
     scalars = {k: v for k, v in info.items() if isinstance(v, (int, float)) and not isinstance(v, bool)}
     texts = {k: v for k, v in info.items() if k not in scalars and v is not None}
-    return {**turn, "tokens": tokens, "mean_advantage": _mean(advantages), "scalars": scalars, "texts": texts}
+    return {
+        **turn,
+        "tokens": tokens,
+        "mean_advantage": _mean(advantages),
+        "scalars": scalars,
+        "texts": texts,
+        "first_token": first,
+        "end_token": end,
+        "token_count": len(offsets),
+    }
 
 
 def anchor_peers(
@@ -193,9 +238,22 @@ def create_app(folders: Sequence[str | os.PathLike[str]]) -> Flask:
     def not_recorded(error: NotRecorded) -> Response:
         return Response(f"404 Not Found: {error}\n", status=404, mimetype="text/plain")
 
+    @app.errorhandler(BadFile)
+    def bad_file(error: BadFile) -> Response:  # the file is there but holds nothing the page can show
+        lines = "".join(f"- {problem}\n" for problem in error.problems)
+        return Response(
+            f"422 Unprocessable Content: a run file the page needs is bad:\n{lines}", status=422, mimetype="text/plain"
+        )
+
+    def loaded(run: Run) -> tuple[RunCurves, list[FileProblem]]:
+        try:
+            return run.load()
+        except NotRecorded as error:  # one run's folder gone must not take the others' listing with it
+            return RunCurves(run.name, run.folder), [FileProblem(str(run.folder), None, str(error))]
+
     @app.get("/")
     def index() -> str:
-        runs = [(run, run.curves()) for run in store.runs()]
+        runs = [(run, *loaded(run)) for run in store.runs()]
         return render_template("index.html", runs=runs, compare_names=[r.name for r in store.runs()[:MAX_COMPARED]])
 
     @app.get("/compare")
@@ -203,7 +261,7 @@ def create_app(folders: Sequence[str | os.PathLike[str]]) -> Flask:
         runs = chosen_runs()
         if len(runs) < 2:
             abort(400, "compare needs two or more run= parameters.")
-        settings = [run.settings().get("config", {}) for run in runs]
+        settings = [run.settings().get("config", {}) for run in runs]  # checked: an object
         keys = sorted({key for s in settings for key in s})
         differing = [
             (key, [s.get(key) for s in settings]) for key in keys if len({repr(s.get(key)) for s in settings}) > 1
@@ -219,13 +277,13 @@ def create_app(folders: Sequence[str | os.PathLike[str]]) -> Flask:
             abort(400, "smoothing must be a number in [0, 1).")
         if not 0 <= smoothing < 1:
             abort(400, "smoothing must be a number in [0, 1).")
-        image = render_runs([run.curves() for run in runs], smoothing=smoothing, image_format="svg")
+        image = render_runs([loaded(run)[0] for run in runs], smoothing=smoothing, image_format="svg")
         return Response(image, mimetype="image/svg+xml")
 
     @app.get("/run/<name>")
     def run_page(name: str) -> str:
         run = run_or_404(name)
-        curves = run.curves()
+        curves, problems = run.load()
         recorded = set(run.recorded_steps())
         evaluated = run.evaluation_steps()
         rows = [r for r in curves.records if "train/mean_reward" in r or r.get("step") in recorded]
@@ -245,6 +303,7 @@ def create_app(folders: Sequence[str | os.PathLike[str]]) -> Flask:
             recorded=recorded,
             evaluated=evaluated,
             activity=curves.credit_activity_keys(),
+            problems=problems,
         )
 
     @app.get("/run/<name>/goto")
@@ -262,7 +321,9 @@ def create_app(folders: Sequence[str | os.PathLike[str]]) -> Flask:
         run = run_or_404(name)
         step = parse_number(step_text, "step")
         outcome, task = _outcome_filter()
-        records = run.step_records(step)
+        loaded_step = run.step(step)
+        records = loaded_step.records
+        examples = run.credit_examples(step)
         groups: dict[int, list[tuple[int, dict[str, Any], float | None]]] = {}
         for index, record in enumerate(records):
             if _kept(record, outcome, task):
@@ -272,9 +333,10 @@ def create_app(folders: Sequence[str | os.PathLike[str]]) -> Flask:
                 groups.setdefault(int(record.get("group", 0)), []).append((index, record, _mean(advantages)))
         shared_pi = {}
         for group, members in groups.items():
-            texts = {
+            pis = [
                 turn.get("info", {}).get("privileged") for _, record, _ in members for turn in record.get("turns", [])
-            } - {None, ""}
+            ]
+            texts = {pi for pi in pis if isinstance(pi, str)} - {""}  # a PI recorded as JSON is shown per turn
             if len(texts) == 1:  # one PI for the whole group (ORSD's rubric)
                 shared_pi[group] = texts.pop()
         steps = run.recorded_steps()
@@ -289,33 +351,49 @@ def create_app(folders: Sequence[str | os.PathLike[str]]) -> Flask:
             task=task,
             previous=steps[position - 1] if position > 0 else None,
             following=steps[position + 1] if 0 <= position < len(steps) - 1 else None,
-            examples=run.credit_examples(step),
+            examples=examples.records,
             shared_pi=shared_pi,
+            problems=loaded_step.problems + examples.problems,
         )
 
     @app.get("/run/<name>/step/<step_text>/trajectory/<index_text>")
     def trajectory_page(name: str, step_text: str, index_text: str) -> str:
         run = run_or_404(name)
         step, index = parse_number(step_text, "step"), parse_number(index_text, "trajectory")
-        records = run.step_records(step)
+        loaded_step = run.step(step)
+        records = loaded_step.records
         record = run.trajectory_record(step, index, records)
         outcome = record.get("values", {}).get("advantage")
         turns = with_shaping(record.get("turns", []), float(outcome) if isinstance(outcome, (int, float)) else None)
-        scales = value_scales(turns)
+        scales = value_scales(turns)  # over the whole trajectory, so a token's colour is the same on every page
+        pages = token_pages(turns)
+        page = parse_number(request.args.get("page", "1"), "page")
+        if not 1 <= page <= len(pages):
+            abort(404, f"Trajectory {index} of step {step} has token pages 1 to {len(pages)}, not {page}.")
         siblings = [(i, r) for i, r in enumerate(records) if r.get("group") == record.get("group")]
+        anchors = anchor_peers(records, index)
+        first_pages: dict[int, dict[int, int]] = {}  # record index -> turn number -> the page it starts on
+        for peer in {peer for peers in anchors.values() for peer, _, _ in peers}:
+            chunks = token_pages(records[peer].get("turns", []))
+            starts = {turn: number for number, chunk in enumerate(chunks, 1) for turn, lo, _ in chunk if lo == 0}
+            first_pages[peer] = {t["turn"]: starts.get(k, 1) for k, t in enumerate(records[peer].get("turns", []))}
         return render_template(
             "trajectory.html",
             run=run,
             step=step,
             index=index,
             record=record,
-            turns=[_turn_view(turn, scales) for turn in turns],
+            turns=[_turn_view(turns[position], scales, lo, hi) for position, lo, hi in pages[page - 1]],
             scales=scales,
             names=value_names(scales),
             centres=CENTRES,
             labels=LABELS,
             siblings=siblings,
-            anchors=anchor_peers(records, index),
+            anchors=anchors,
+            first_pages=first_pages,
+            page=page,
+            pages=len(pages),
+            problems=loaded_step.problems,
         )
 
     @app.get("/run/<name>/eval/<step_text>")
@@ -323,17 +401,26 @@ def create_app(folders: Sequence[str | os.PathLike[str]]) -> Flask:
         run = run_or_404(name)
         step = parse_number(step_text, "step")
         outcome, task = _outcome_filter()
-        episodes = run.evaluation(step)
+        evaluation = run.evaluation(step)
+        episodes = evaluation.records
         kept = [(i, e) for i, e in enumerate(episodes) if _kept(e, outcome, task)]
         return render_template(
-            "evaluation.html", run=run, step=step, episodes=kept, total=len(episodes), outcome=outcome, task=task
+            "evaluation.html",
+            run=run,
+            step=step,
+            episodes=kept,
+            total=len(episodes),
+            outcome=outcome,
+            task=task,
+            problems=evaluation.problems,
         )
 
     @app.get("/run/<name>/eval/<step_text>/trajectory/<index_text>")
     def evaluation_trajectory_page(name: str, step_text: str, index_text: str) -> str:
         run = run_or_404(name)
         step, index = parse_number(step_text, "step"), parse_number(index_text, "episode")
-        episodes = run.evaluation(step)
+        evaluation = run.evaluation(step)
+        episodes = evaluation.records
         if not 0 <= index < len(episodes):
             abort(
                 404,
@@ -348,6 +435,7 @@ def create_app(folders: Sequence[str | os.PathLike[str]]) -> Flask:
             episode=episode,
             turns=[_plain_turn_view(turn) for turn in episode.get("turns", [])],
             count=len(episodes),
+            problems=evaluation.problems,
         )
 
     return app

@@ -96,31 +96,48 @@ def _overlaps(start: int, end: int, span: Sequence[int] | None) -> bool:
     return start < span[1] and span[0] < end if end > start else span[0] <= start < span[1]
 
 
-def segments(raw_output: str, offsets: Sequence[Sequence[int]], action_span: Sequence[int] | None) -> list[Segment]:
+def segments(
+    raw_output: str,
+    offsets: Sequence[Sequence[int]],
+    action_span: Sequence[int] | None,
+    tokens: tuple[int, int] | None = None,
+) -> list[Segment]:
     """``raw_output`` as token segments (in order) plus the text before, between or after them.
 
     Text outside tokens (a response prefix the template added) is split at the action span's
-    ends; a token is in the action when its characters overlap the span.
+    ends; a token is in the action when its characters overlap the span. ``tokens=(first, end)``
+    gives only tokens ``first`` to ``end - 1`` with the text that goes with them (text between two
+    tokens goes with the earlier one), in time proportional to the window: the windows of a
+    turn's pages, joined, are its segments.
 
     >>> [(s.text, s.token, s.in_action) for s in segments("<a>xy", [(3, 4), (4, 5)], (3, 5))]
     [('<a>', None, False), ('x', 0, True), ('y', 1, True)]
+    >>> [(s.text, s.token) for s in segments("<a>x y", [(3, 4), (5, 6)], None, (1, 2))]
+    [('y', 1)]
     """
+    first, end = (0, len(offsets)) if tokens is None else tokens
     pieces: list[Segment] = []
     cursor = 0
+    if first > 0:  # where the earlier tokens leave the text, and past the gap that goes with them
+        cursor = int(max(0, *map(max, offsets[:first])))
+        if first < len(offsets):
+            cursor = max(cursor, int(offsets[first][0]))
 
     def plain(until: int) -> None:
         nonlocal cursor
         cuts = sorted({cursor, until, *(c for c in (action_span or ()) if cursor < c < until)})
-        for start, end in zip(cuts, cuts[1:], strict=False):
-            pieces.append(Segment(raw_output[start:end], None, _overlaps(start, end, action_span)))
+        for start, stop in zip(cuts, cuts[1:], strict=False):
+            pieces.append(Segment(raw_output[start:stop], None, _overlaps(start, stop, action_span)))
         cursor = max(cursor, until)
 
-    for index, (start, end) in enumerate(offsets):
-        start, end = max(int(start), cursor), max(int(end), int(start), cursor)
+    for index, (start, stop) in enumerate(offsets[first:end], start=first):
+        start, stop = max(int(start), cursor), max(int(stop), int(start), cursor)
         if start > cursor:
             plain(start)
-        pieces.append(Segment(raw_output[start:end], index, _overlaps(start, end, action_span)))
-        cursor = end
-    if cursor < len(raw_output):
+        pieces.append(Segment(raw_output[start:stop], index, _overlaps(start, stop, action_span)))
+        cursor = stop
+    if end < len(offsets):
+        plain(max(int(offsets[end][0]), cursor))
+    elif cursor < len(raw_output):
         plain(len(raw_output))
     return pieces

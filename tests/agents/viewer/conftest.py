@@ -2,16 +2,21 @@
 
 ``probe`` trains with a test credit rule whose per-token advantage, Δ and weight are distinct
 known functions of (row, token), so a page can be checked against the exact values logged;
-``plain`` is a one-step GRPO run to overlay it with.
+``plain`` is a one-step GRPO run to overlay it with. ``run_folder`` is a small hand-made run
+(a TASPO step's records, metrics with a half-written last line, a torn held-out file).
 """
 
 from __future__ import annotations
+
+import json
 
 import pytest
 import torch
 
 from agents import GRPOAgent, GRPOConfig
 from agents.algorithms.base import CreditResult, CreditRule
+from agents.runs.credit_record import credit_records, write_step
+from tests.agents.runs.test_credit_record import chars, taspo_step
 from tests.support.rules import registered_rule
 
 PROBE = "viewer_probe"
@@ -67,3 +72,49 @@ def runs(tmp_path_factory, tiny_model_path):
         probe = _learn(tiny_model_path, root / "probe", credit=PROBE, steps=1, seed=0)
     plain = _learn(tiny_model_path, root / "plain", credit="grpo", steps=1, seed=1)
     return probe, plain
+
+
+@pytest.fixture()
+def run_folder(tmp_path):
+    batch, credit = taspo_step()
+    folder = tmp_path / "taspo-run"
+    write_step(folder, 1, credit_records(batch, credit, step=1, rule="taspo", groups=2, decode=chars))
+    (folder / "config.json").write_text(json.dumps({"model": "m", "env": "E-v0", "config": {"credit": "taspo"}}))
+    (folder / "metrics.jsonl").write_text(
+        json.dumps({"step": 0, "eval/success_rate": 0.5})
+        + "\n"
+        + json.dumps({"step": 1, "train/mean_reward": 0.2, "taspo/pi_coverage": 0.5, "advantage_abs_mean": 0.3})
+        + "\n"
+        + '{"step": 2, "train/mea'  # a running trainer's half-written line
+    )
+    (folder / "trajectories").mkdir()
+    episodes = [
+        {
+            "task_id": f"t{i}",
+            "group_id": i,
+            "trajectories": [
+                {
+                    "task_id": f"t{i}",
+                    "group_id": i,
+                    "success": i == 1,
+                    "score": float(i == 1),
+                    "task": "find",
+                    "turns": [
+                        {
+                            "observation": "o",
+                            "raw_output": "<action>look</action>",
+                            "action": "look",
+                            "action_span": {"start": 8, "end": 12, "token_start": None, "token_end": None},
+                            "reward": 0.0,
+                            "valid": True,
+                            "info": {},
+                        }
+                    ],
+                }
+            ],
+        }
+        for i in range(3)
+    ]
+    lines = "".join(json.dumps(e) + "\n" for e in episodes)
+    (folder / "trajectories" / "eval_step_1.jsonl").write_text(lines + lines[:40])  # torn last episode
+    return folder

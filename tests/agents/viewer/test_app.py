@@ -13,7 +13,7 @@ from agents.cli import main
 from agents.runs.credit_record import credit_records, write_step
 from agents.viewer import create_app
 from agents.viewer.heatmap import colour
-from tests.agents.runs.test_credit_record import chars, taspo_step
+from tests.agents.runs.test_credit_record import chars
 
 
 class Tokens(HTMLParser):
@@ -33,52 +33,6 @@ def tokens_of(html: str) -> list[dict[str, str]]:
     parser = Tokens()
     parser.feed(html)
     return parser.tokens
-
-
-@pytest.fixture()
-def run_folder(tmp_path):
-    batch, credit = taspo_step()
-    folder = tmp_path / "taspo-run"
-    write_step(folder, 1, credit_records(batch, credit, step=1, rule="taspo", groups=2, decode=chars))
-    (folder / "config.json").write_text(json.dumps({"model": "m", "env": "E-v0", "config": {"credit": "taspo"}}))
-    (folder / "metrics.jsonl").write_text(
-        json.dumps({"step": 0, "eval/success_rate": 0.5})
-        + "\n"
-        + json.dumps({"step": 1, "train/mean_reward": 0.2, "taspo/pi_coverage": 0.5, "advantage_abs_mean": 0.3})
-        + "\n"
-        + '{"step": 2, "train/mea'  # a running trainer's half-written line
-    )
-    (folder / "trajectories").mkdir()
-    episodes = [
-        {
-            "task_id": f"t{i}",
-            "group_id": i,
-            "trajectories": [
-                {
-                    "task_id": f"t{i}",
-                    "group_id": i,
-                    "success": i == 1,
-                    "score": float(i == 1),
-                    "task": "find",
-                    "turns": [
-                        {
-                            "observation": "o",
-                            "raw_output": "<action>look</action>",
-                            "action": "look",
-                            "action_span": {"start": 8, "end": 12, "token_start": None, "token_end": None},
-                            "reward": 0.0,
-                            "valid": True,
-                            "info": {},
-                        }
-                    ],
-                }
-            ],
-        }
-        for i in range(3)
-    ]
-    lines = "".join(json.dumps(e) + "\n" for e in episodes)
-    (folder / "trajectories" / "eval_step_1.jsonl").write_text(lines + lines[:40])  # torn last episode
-    return folder
 
 
 @pytest.fixture()
@@ -132,7 +86,12 @@ def test_the_run_page_lists_steps_without_reading_any_tokens(client, run_folder,
     for step in range(2, 400):
         shutil.copy(run_folder / "credit" / "step_1.jsonl", run_folder / "credit" / f"step_{step}.jsonl")
     reads = []
-    monkeypatch.setattr(store_module, "read_step", lambda *args: reads.append(args) or [])
+    read = store_module.read_json_lines
+    monkeypatch.setattr(
+        store_module,
+        "read_json_lines",
+        lambda path, *args, **kw: (reads.append(path) if "credit" in path.parts else None) or read(path, *args, **kw),
+    )
     (run_folder / "metrics.jsonl").write_text(
         "".join(
             json.dumps({"step": s, "train/mean_reward": 0.1, "taspo/pi_coverage": 0.5}) + "\n" for s in range(1, 400)

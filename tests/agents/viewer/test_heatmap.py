@@ -50,3 +50,22 @@ def test_text_outside_tokens_is_split_at_the_action_and_nothing_is_lost():
 def test_offsets_past_the_text_or_out_of_order_never_duplicate_or_raise(offsets):
     pieces = segments("abcd", offsets, None)
     assert "".join(p.text for p in pieces) == "abcd"
+
+
+@pytest.mark.parametrize(
+    ("text", "offsets", "span"),
+    [
+        ("<a>x y</a>z", [(3, 4), (5, 6), (6, 6), (10, 11)], (3, 6)),  # a gap, an empty token, a tail
+        ("abcd", [(3, 4), (1, 2), (0, 9)], None),  # out of order, past the text
+        ("prefix only", [], (0, 3)),
+    ],
+)
+def test_the_windows_of_a_turns_pages_joined_are_its_segments(text, offsets, span):
+    whole = segments(text, offsets, span)
+    for size in (1, 2, 3):
+        cuts = [*range(0, len(offsets), size), len(offsets)] if offsets else [0, 0]
+        bounds = list(zip(cuts, cuts[1:], strict=False))
+        windows = [segments(text, offsets, span, window) for window in bounds]
+        assert [piece for window in windows for piece in window] == whole
+        for (first, end), window in zip(bounds, windows, strict=True):
+            assert all(piece.token is None or first <= piece.token < end for piece in window)

@@ -29,8 +29,8 @@ def test_steps_evaluations_and_records_come_from_fixed_names_only(tmp_path):
     store = RunStore([run])
     found = store.get("run")
     assert found.recorded_steps() == [3] and found.evaluation_steps() == [0]
-    assert found.trajectory_record(3, 1) == {"member": 1}
-    assert found.evaluation(0)[0]["success"] is True
+    assert found.trajectory_record(3, 1) == {"member": 1, "values": {}, "turns": []}  # checked, defaults filled
+    assert found.evaluation(0).records[0]["success"] is True
     with pytest.raises(NotRecorded, match=r"no credit record for step 4 \(recorded: 3\)"):
         found.step_records(4)
     with pytest.raises(NotRecorded, match="trajectories 0 to 1, not 2"):
@@ -39,5 +39,5 @@ def test_steps_evaluations_and_records_come_from_fixed_names_only(tmp_path):
         found.evaluation(5)
     with pytest.raises(UnknownRun, match=r"Unknown run '\.\./run'"):
         store.get("../run")
-    assert found.settings() == {} and found.credit_examples(3) == []
+    assert found.settings() == {} and found.credit_examples(3).records == []
     assert Path(found.folder).is_absolute()
