@@ -36,6 +36,8 @@ from typing import Any
 
 import torch
 
+from agentenvs.core.checks import check_float, check_int, check_str, shown
+
 MAX_SERVER_STOPS = 4
 """Stop strings sent with a request (the OpenAI API's limit); more are applied by the client only."""
 
@@ -146,21 +148,18 @@ class OpenAIPolicy:
     ) -> None:
         import openai
 
+        owner = "OpenAIPolicy"
         if not isinstance(base_url, str) or not base_url.startswith(("http://", "https://")):
-            raise ValueError(f"OpenAIPolicy.base_url must be an http(s) URL, got {base_url!r}")
-        if not isinstance(model, str) or not model:
-            raise ValueError(f"OpenAIPolicy.model must be a non-empty model name, got {model!r}")
-        if temperature < 0:
-            raise ValueError(f"OpenAIPolicy.temperature must be >= 0, got {temperature}")
-        if not 0 < top_p <= 1:
-            raise ValueError(f"OpenAIPolicy.top_p must be in (0, 1], got {top_p}")
-        for name, value, least in (("max_new_tokens", max_new_tokens, 1), ("concurrency", concurrency, 1)):
-            if not isinstance(value, int) or value < least:
-                raise ValueError(f"OpenAIPolicy.{name} must be an integer >= {least}, got {value!r}")
-        if not isinstance(max_retries, int) or max_retries < 0:
-            raise ValueError(f"OpenAIPolicy.max_retries must be an integer >= 0, got {max_retries!r}")
-        if not timeout_s > 0:
-            raise ValueError(f"OpenAIPolicy.timeout_s must be > 0, got {timeout_s}")
+            raise ValueError(f"OpenAIPolicy.base_url must be an http(s) URL, got {shown(base_url)}")
+        check_str(owner, "model", model)
+        temperature = check_float(owner, "temperature", temperature, minimum=0)
+        top_p = check_float(owner, "top_p", top_p, minimum=0, maximum=1, min_inclusive=False)
+        max_new_tokens = check_int(owner, "max_new_tokens", max_new_tokens, minimum=1)
+        concurrency = check_int(owner, "concurrency", concurrency, minimum=1)
+        max_retries = check_int(owner, "max_retries", max_retries, minimum=0)
+        timeout_s = check_float(owner, "timeout_s", timeout_s, minimum=0, min_inclusive=False)
+        check_str(owner, "system_prompt", system_prompt, non_empty=False, optional=True)
+        seed = check_int(owner, "seed", seed)
         self.base_url, self.model = base_url, model
         self.temperature, self.top_p, self.max_new_tokens = temperature, top_p, max_new_tokens
         self.system_prompt = system_prompt

@@ -121,9 +121,9 @@ def test_an_unreachable_server_is_named():
         ({"base_url": "localhost:8000"}, "base_url must be an http"),
         ({"model": ""}, "model must be a non-empty"),
         ({"concurrency": 0}, "concurrency must be an integer >= 1"),
-        ({"timeout_s": 0}, "timeout_s must be > 0"),
+        ({"timeout_s": 0}, "timeout_s must be a finite number > 0"),
         ({"max_retries": -1}, "max_retries must be an integer >= 0"),
-        ({"top_p": 0}, r"top_p must be in \(0, 1\]"),
+        ({"top_p": 0}, r"top_p must be a finite number in \(0, 1\]"),
     ],
 )
 def test_bad_settings_are_named(setting, message):
@@ -160,3 +160,23 @@ def test_a_served_tiny_model_plays_as_the_local_one(tiny_model_path):
     assert {k: v for k, v in served_metrics.items() if not k.startswith("time/")} == {
         k: v for k, v in local_metrics.items() if not k.startswith("time/")
     }
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({"temperature": float("nan")}, r"OpenAIPolicy\.temperature must be a finite number >= 0, got nan"),
+        ({"temperature": "0.7"}, r"OpenAIPolicy\.temperature must be a finite number >= 0, got '0\.7'"),
+        ({"top_p": float("inf")}, r"OpenAIPolicy\.top_p must be a finite number in \(0, 1\]"),
+        ({"timeout_s": None}, r"OpenAIPolicy\.timeout_s must be a finite number > 0, got None"),
+        ({"timeout_s": float("inf")}, r"OpenAIPolicy\.timeout_s must be a finite number > 0, got inf"),
+        ({"max_new_tokens": "128"}, r"OpenAIPolicy\.max_new_tokens must be an integer >= 1, got '128'"),
+        ({"max_retries": True}, r"OpenAIPolicy\.max_retries must be an integer >= 0, got True"),
+        ({"seed": 1.5}, r"OpenAIPolicy\.seed must be an integer"),
+    ],
+)
+def test_bad_settings_name_the_field(kwargs, message):
+    from agents.policy.openai_policy import OpenAIPolicy
+
+    with pytest.raises(ValueError, match=message):
+        OpenAIPolicy("http://127.0.0.1:9/v1", "served-model", **kwargs)
