@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import dataclasses
 import sys
+import typing
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Literal
@@ -115,15 +116,20 @@ COMMANDS: dict[str, Command] = {
 
 
 def parse(argv: Sequence[str]) -> Command:
-    """Parses ``<command> [flags]``; exits with usage on a bad command or flag."""
-    if not argv or argv[0] not in COMMANDS:
-        names = "|".join(COMMANDS)
-        print(f"usage: python -m agents {{{names}}} [--help] [flags]", file=sys.stderr)
-        raise SystemExit(2)
-    command, rest = argv[0], list(argv[1:])
-    default = COMMANDS[command]
-    parsed = tyro.cli(type(default), args=rest, default=default, prog=f"python -m agents {command}")
-    return parsed
+    """Parses ``<command> [flags]``; ``--help`` lists the commands, a bad command or flag exits with status 2.
+
+    >>> parse(["train", "--config.learning-rate", "0.5"]).config.learning_rate
+    0.5
+    """
+    return typing.cast(
+        Command,
+        tyro.extras.subcommand_cli_from_dict(
+            {name: type(default) for name, default in COMMANDS.items()},
+            prog="python -m agents",
+            description="Train, evaluate or inspect LLM agents on agentenvs envs.",
+            args=list(argv),
+        ),
+    )
 
 
 def run_train(args: TrainArgs) -> dict[str, float]:

@@ -10,9 +10,18 @@ def test_parse_names_the_commands_on_a_bad_one(capsys):
         with pytest.raises(SystemExit) as exit_info:
             parse(argv)
         assert exit_info.value.code == 2
-        assert "usage: python -m agents {train|eval|sft|quickstart|view}" in capsys.readouterr().err
+        assert "train, eval, sft, quickstart, view" in capsys.readouterr().err.replace("\n", " ")
     with pytest.raises(SystemExit):
         parse(["train", "--config.group-size", "zero"])
+
+
+@pytest.mark.parametrize("argv", [["--help"], ["train", "--help"], ["quickstart", "--help"], ["view", "--help"]])
+def test_help_exits_0_listing_commands_or_flags(argv, capsys):
+    with pytest.raises(SystemExit) as exit_info:
+        parse(argv)
+    assert exit_info.value.code == 0
+    shown = capsys.readouterr().out
+    assert ("quickstart" in shown) if argv == ["--help"] else ("--" in shown)
 
 
 def test_parse_fills_the_typed_arguments():
