@@ -6,9 +6,9 @@ a run killed at any moment leaves either the old or the new checkpoint, never a
 half-written one.
 
 Loading never runs code: ``state.pt`` is read with ``torch.load(weights_only=True)``, so it
-holds only tensors and plain values (RNG states are stored as lists and ints). A checkpoint
-that needs more (one written before this format, or a crafted pickle) is refused with a
-:class:`CheckpointError` naming the file. Loading takes ``latest`` when it names an intact
+holds only tensors and plain values (RNG states are stored as lists and ints; numpy arrays,
+which older checkpoints held, are read too). A checkpoint that needs anything else (a crafted
+pickle) is refused with a :class:`CheckpointError` naming the file and what it asked for. Loading takes ``latest`` when it names an intact
 ``step_<n>`` folder inside ``checkpoints/``, else the newest intact one, and says what it
 passed over (:attr:`Checkpoint.skipped`).
 
@@ -37,6 +37,11 @@ from typing import Any
 import numpy as np
 import torch
 from safetensors.torch import load_file, save_file
+
+try:
+    from numpy._core.multiarray import _reconstruct  # type: ignore[attr-defined,unused-ignore]
+except ImportError:  # numpy < 2
+    from numpy.core.multiarray import _reconstruct  # type: ignore[attr-defined,no-redef,unused-ignore]
 
 LATEST = "latest"
 STATE_FILE = "state.pt"
@@ -158,20 +163,35 @@ def latest_checkpoint(output_dir: str | os.PathLike[str]) -> Path | None:
     return usable[0] if usable else None
 
 
+NUMPY_ARRAY_GLOBALS = (np.ndarray, np.dtype, np.dtype(np.uint32).__class__, _reconstruct)
+"""What an older checkpoint's numpy RNG state array needs to unpickle: array construction from
+raw bytes, which calls nothing else (an object array's items still go through the allowlist)."""
+
+
+def _unsafe_global(error: Exception) -> str:
+    """What a ``weights_only`` load refused, as torch names it (``GLOBAL posix.system``)."""
+    text = str(error)
+    found = re.search(r"GLOBAL [\w.]+|Unsupported operand [^\s.]+", text)
+    return found.group(0) if found else text.strip().splitlines()[-1][:200]
+
+
 def read_state(path: str | os.PathLike[str]) -> dict[str, Any]:
     """A ``state.pt`` loaded without running code (``weights_only=True``).
 
+    A checkpoint written before this format (RNG states as numpy arrays) is read too: numpy
+    array construction is the only global allowed beyond ``weights_only``'s own.
+
     Raises:
         CheckpointError: naming the file, when it is truncated, not a checkpoint, or holds
-            objects other than tensors and plain values (an old-format or crafted pickle).
+            objects other than tensors, numpy arrays and plain values (e.g. a crafted pickle).
     """
     try:
-        state = torch.load(path, weights_only=True, map_location="cpu")
+        with torch.serialization.safe_globals(list(NUMPY_ARRAY_GLOBALS)):
+            state = torch.load(path, weights_only=True, map_location="cpu")
     except pickle.UnpicklingError as error:
         raise CheckpointError(
-            f"{path} cannot be loaded safely: it holds objects other than tensors and plain values "
-            f"(a checkpoint written before checkpoints were loaded with weights_only=True, or a crafted "
-            f"file); it was not loaded ({str(error).splitlines()[0][:200]})"
+            f"{path} cannot be loaded safely: it holds objects other than tensors, numpy arrays and plain "
+            f"values ({_unsafe_global(error)}); it was not loaded, and nothing in it ran"
         ) from None
     except (RuntimeError, OSError, EOFError, ValueError) as error:
         raise CheckpointError(f"{path} is truncated or not a checkpoint ({str(error)[:200]})") from error

@@ -1,5 +1,6 @@
 """Checkpoints: atomic, the newest ``keep`` kept, ``latest`` never names a half-written folder."""
 
+import datetime
 import json
 import os
 import random
@@ -83,7 +84,7 @@ def _plant_malicious_checkpoint(run, marker):
 def test_a_crafted_state_pt_is_refused_without_running_its_payload(tmp_path):
     marker = tmp_path / "pwned"
     _plant_malicious_checkpoint(tmp_path / "run", marker)
-    with pytest.raises(ckpt.CheckpointError, match=r"state\.pt cannot be loaded safely"):
+    with pytest.raises(ckpt.CheckpointError, match=r"state\.pt cannot be loaded safely.*\(GLOBAL (posix|nt)\.system\)"):
         ckpt.load_checkpoint(tmp_path / "run")
     assert not marker.exists()
 
@@ -98,12 +99,31 @@ def test_eval_of_a_run_with_a_crafted_checkpoint_fails_without_running_it(tmp_pa
     assert not marker.exists()
 
 
-def test_an_old_format_state_with_numpy_objects_is_refused_with_a_clear_message(tmp_path):
+def test_an_old_format_state_with_numpy_rng_arrays_is_read_safely_and_restores_exactly(tmp_path):
+    numpy_generator = np.random.default_rng(0)
+    old_rng = {  # as checkpoints held it before: numpy's legacy state as a tuple with an array
+        "python": random.getstate(),
+        "numpy_global": np.random.get_state(),
+        "numpy_generator": numpy_generator.bit_generator.state,
+        "torch": torch.get_rng_state(),
+        "torch_generator": None,
+    }
     folder = tmp_path / "checkpoints" / "step_1"
     folder.mkdir(parents=True)
     save_file({"w": torch.ones(1)}, str(folder / "weights.safetensors"))
-    torch.save({"step": 1, "rng": {"numpy_global": np.random.get_state()}}, folder / "state.pt")
-    with pytest.raises(ckpt.CheckpointError, match="cannot be loaded safely.*weights_only=True"):
+    torch.save({"step": 1, "rng": old_rng}, folder / "state.pt")
+    first = (random.random(), np.random.randn(), numpy_generator.random(), torch.rand(1).item())
+    _, _, state = ckpt.load_checkpoint(tmp_path)
+    ckpt.restore_rng_state(state["rng"], numpy_generator, None)
+    assert (random.random(), np.random.randn(), numpy_generator.random(), torch.rand(1).item()) == first
+
+
+def test_a_state_with_other_objects_is_refused_naming_the_global(tmp_path):
+    folder = tmp_path / "checkpoints" / "step_1"
+    folder.mkdir(parents=True)
+    save_file({"w": torch.ones(1)}, str(folder / "weights.safetensors"))
+    torch.save({"step": 1, "when": datetime.date(2026, 1, 1)}, folder / "state.pt")
+    with pytest.raises(ckpt.CheckpointError, match=r"cannot be loaded safely.*\(GLOBAL datetime.date\)"):
         ckpt.load_checkpoint(tmp_path)
 
 
