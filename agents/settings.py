@@ -35,7 +35,7 @@ from __future__ import annotations
 import dataclasses
 import json
 from dataclasses import dataclass, field
-from typing import Annotated, Any, Literal, TypeVar
+from typing import Annotated, Any, ClassVar, Literal, TypeVar
 
 from agentenvs.core.checks import NON_EMPTY, Bounds, Checked
 from agentenvs.core.prompts import PromptBuilder
@@ -91,7 +91,10 @@ class RunSettings(Settings):
     output_dir: Annotated[str, NON_EMPTY] = "runs/grpo"
     """Folder for metrics, TensorBoard events, checkpoints and the plot."""
     resume: bool = False
-    """Continue from the latest checkpoint in ``output_dir``."""
+    """Continue from the newest intact checkpoint in ``output_dir`` (with the settings it was trained with)."""
+    resume_changed_config: bool = False
+    """Let ``resume`` continue with settings that differ from the run's saved ``config.json``
+    (otherwise an error names the changed fields)."""
     seed: Size = 0
     """Seeds tasks, sampling and initialisation."""
     device: Annotated[str, NON_EMPTY] = "cpu"
@@ -100,6 +103,11 @@ class RunSettings(Settings):
     """Parameter dtype."""
     progress: bool = True
     """Show progress bars."""
+
+    RESUME_MAY_CHANGE: ClassVar[frozenset[str]] = frozenset(
+        {"output_dir", "resume", "resume_changed_config", "progress"}
+    )
+    """Fields a resume may change without ``resume_changed_config``: they do not change what is trained."""
 
 
 @dataclass

@@ -42,14 +42,17 @@ from agents.loop.evaluation import evaluate_policy
 from agents.policy.protocol import Policy
 from agents.rollout import RolloutBatch
 from agents.runs.checkpoint import (
+    Checkpoint,
     latest_checkpoint,
-    load_checkpoint,
+    read_checkpoint,
     restore_rng_state,
     rng_state,
     save_checkpoint,
     truncate_jsonl,
 )
-from agents.runs.credit_record import credit_records, drop_steps_after, write_step
+from agents.runs.credit_record import RECORD_DIR, credit_records, drop_steps_after, write_step
+from agents.runs.lock import RunLock
+from agents.runs.resume import check_resumed_config, refuse_fresh_start
 
 if TYPE_CHECKING:
     from torch.utils.tensorboard import SummaryWriter
@@ -57,6 +60,8 @@ if TYPE_CHECKING:
 METRICS_FILE = "metrics.jsonl"
 CREDIT_EXAMPLES_FILE = "credit_examples.jsonl"
 """Readable records of what a credit rule based its credit on (rubric bundles, PI)."""
+RUN_RECORDS = (METRICS_FILE, CREDIT_EXAMPLES_FILE, RECORD_DIR, "checkpoints")
+"""What a run writes that a fresh start into the same folder would destroy."""
 
 
 def lr_lambda(kind: str, warmup_steps: int, total_steps: int):
@@ -148,10 +153,16 @@ class Trainer:
         self.shuffle_generator = torch.Generator().manual_seed(config.seed)
         self.step = 0
         self._writer: SummaryWriter | None = None
+        self._lock = RunLock(self.output_dir)  # taken by learn(), released by close()
 
     # -- the loop ---------------------------------------------------------------------
     def learn(self, total_steps: int, *, start_evaluation: dict[str, float] | None = None) -> dict[str, float]:
         """Trains until ``total_steps`` steps are done; returns the last metrics record.
+
+        The run folder is locked (:class:`~agents.runs.lock.RunLock`) until :meth:`close`. A
+        fresh start into a folder holding another run's records is refused; a resume continues
+        from the newest intact checkpoint, with the settings it was trained with unless
+        ``resume_changed_config`` (:mod:`agents.runs.resume`).
 
         Args:
             total_steps: Training steps in all (a resumed run does the rest).
@@ -162,24 +173,28 @@ class Trainer:
         if total_steps < 0:
             raise ValueError(f"total_steps must be >= 0, got {total_steps}")
         config = self.config
-        self.output_dir.mkdir(parents=True, exist_ok=True)
+        self._lock.acquire()  # before anything in the folder is read or written
         updates_per_step = config.num_iterations * config.mini_batches
         self.scheduler = torch.optim.lr_scheduler.LambdaLR(
             self.optimizer, lr_lambda(config.lr_scheduler_type, config.warmup_steps, total_steps * updates_per_step)
         )
         metrics_path = self.output_dir / METRICS_FILE
-        if config.resume and latest_checkpoint(self.output_dir) is not None:
-            self._restore()
+        run = {"model": self.model_name, "env": self.env_id, "config": config.to_dict()}
+        if not config.resume:
+            refuse_fresh_start(self.output_dir, RUN_RECORDS, type(config).__name__)
+        elif latest_checkpoint(self.output_dir) is not None:
+            checkpoint = read_checkpoint(self.output_dir)  # the newest intact one; none intact: an error
+            self._check_resumed_config(run, checkpoint.state.get("config"))
+            self._restore(checkpoint)
             for path in (metrics_path, self.output_dir / CREDIT_EXAMPLES_FILE):
                 truncate_jsonl(path, self.step)
             drop_steps_after(self.output_dir, self.step)
-        else:  # another run's logs and records
+        else:  # resuming a run killed before its first checkpoint (same settings): its records start again
+            self._check_resumed_config(run, None)
             metrics_path.unlink(missing_ok=True)
             (self.output_dir / CREDIT_EXAMPLES_FILE).unlink(missing_ok=True)
             drop_steps_after(self.output_dir, -1)
-        (self.output_dir / "config.json").write_text(
-            json.dumps({"model": self.model_name, "env": self.env_id, "config": config.to_dict()}, indent=2)
-        )
+        (self.output_dir / "config.json").write_text(json.dumps(run, indent=2))
         self._open_writer()
         record: dict[str, float] = {}
         if self.step == 0:
@@ -465,19 +480,36 @@ class Trainer:
         }
         return save_checkpoint(self.output_dir, self.step, self.policy.trainable_state_dict(), state)
 
-    def _restore(self) -> None:
-        step, weights, state = load_checkpoint(self.output_dir)
+    def _check_resumed_config(self, run: dict[str, Any], checkpoint_config: dict[str, Any] | None) -> None:
+        changed = check_resumed_config(
+            self.output_dir,
+            run,
+            owner=type(self.config).__name__,
+            ignored=self.config.RESUME_MAY_CHANGE,
+            allow_changes=self.config.resume_changed_config,
+            checkpoint_config=checkpoint_config,
+        )
+        if changed:
+            print(f"resuming with changed settings (resume_changed_config=True): {', '.join(changed)}", flush=True)
+
+    def _restore(self, checkpoint: Checkpoint) -> None:
+        step, weights, state = checkpoint.step, checkpoint.weights, checkpoint.state
         self.policy.load_trainable_state_dict(weights)
         self.optimizer.load_state_dict(state["optimizer"])
         if self.scheduler is not None and state["scheduler"] is not None:
             self.scheduler.load_state_dict(state["scheduler"])
+            # The saved schedule's base rate, unless resume_changed_config allowed a new learning_rate.
+            self.scheduler.base_lrs = [self.config.learning_rate for _ in self.scheduler.base_lrs]
+        for group in self.optimizer.param_groups:
+            group["weight_decay"] = self.config.weight_decay
         restore_rng_state(state["rng"], self.rng, self.policy.generator)
         self.shuffle_generator.set_state(state["shuffle_generator"])
         self.step = step
-        print(f"resumed from {latest_checkpoint(self.output_dir)} (step {step})", flush=True)
+        print(f"resumed from {checkpoint.describe()}", flush=True)
 
     def close(self) -> None:
-        """Closes envs and the TensorBoard writer."""
+        """Closes envs and the TensorBoard writer; releases the run folder's lock."""
+        self._lock.release()
         self.collector.close()
         if self._eval_collector is not None:
             self._eval_collector.close()

@@ -34,13 +34,17 @@ from agents.loop.collector import Collector
 from agents.loop.evaluation import evaluate_policy
 from agents.loop.trainer import METRICS_FILE
 from agents.policy import TransformersPolicy
-from agents.runs.checkpoint import truncate_jsonl
+from agents.runs.checkpoint import latest_checkpoint, truncate_jsonl
+from agents.runs.lock import RunLock
+from agents.runs.resume import check_resumed_config, refuse_fresh_start
 from agents.sft.config import SFTConfig
 from agents.sft.demonstrations import collect_demonstrations
 from agents.sft.trainer import SFTTrainer, tokenize_demonstrations, write_record
 
 MODEL_FOLDER = "model"
 """The subfolder of an SFT (or RL) run that holds a loadable Hugging Face model."""
+SFT_RECORDS = (METRICS_FILE, "checkpoints", MODEL_FOLDER)
+"""What an SFT run writes that a fresh start into the same folder would destroy."""
 
 
 class SFTAgent:
@@ -81,10 +85,32 @@ class SFTAgent:
         return Path(self.config.output_dir)
 
     def learn(self) -> dict[str, Any]:
-        """Demonstrate, evaluate, fit, evaluate, save; returns the last record (``eval/*`` after)."""
+        """Demonstrate, evaluate, fit, evaluate, save; returns the last record (``eval/*`` after).
+
+        The run folder is locked meanwhile (:class:`~agents.runs.lock.RunLock`). A fresh start
+        into a folder holding another run is refused; a resume needs the saved settings (but
+        ``epochs``) unless ``resume_changed_config``.
+        """
+        config = self.config
+        with RunLock(self.output_dir):
+            run = {"kind": "sft", "model": self.model_name, "env": self.env_id, "config": config.to_dict()}
+            if not config.resume:
+                refuse_fresh_start(self.output_dir, SFT_RECORDS, type(config).__name__)
+            elif latest_checkpoint(self.output_dir) is not None:
+                changed = check_resumed_config(
+                    self.output_dir,
+                    run,
+                    owner=type(config).__name__,
+                    ignored=config.RESUME_MAY_CHANGE,
+                    allow_changes=config.resume_changed_config,
+                )
+                if changed:
+                    print(f"resuming with changed settings (resume_changed_config=True): {', '.join(changed)}")
+            return self._learn(run)
+
+    def _learn(self, run: dict[str, Any]) -> dict[str, Any]:
         config = self.config
         output = self.output_dir
-        output.mkdir(parents=True, exist_ok=True)
         metrics_path = output / METRICS_FILE
         demonstrations, demo_stats = collect_demonstrations(
             self.env_id,
@@ -111,7 +137,7 @@ class SFTAgent:
             seed=config.seed,
             progress=config.progress,
             trunk_cache=config.trunk_cache,
-            checkpoint_state={"kind": "sft", "model": self.model_name, "env": self.env_id, "config": config.to_dict()},
+            checkpoint_state=run,
         )
         resumed = config.resume and trainer.resume()
         if resumed:
@@ -119,11 +145,7 @@ class SFTAgent:
             print(f"resumed SFT from epoch {trainer.epoch}", flush=True)
         else:
             metrics_path.unlink(missing_ok=True)
-        (output / "config.json").write_text(
-            json.dumps(
-                {"kind": "sft", "model": self.model_name, "env": self.env_id, "config": config.to_dict()}, indent=2
-            )
-        )
+        (output / "config.json").write_text(json.dumps(run, indent=2))
         with open(output / "demonstrations.jsonl", "w", encoding="utf-8") as handle:
             for demonstration in demonstrations:
                 handle.write(json.dumps(dataclasses.asdict(demonstration), ensure_ascii=False) + "\n")

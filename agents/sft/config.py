@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass
-from typing import Annotated, Any
+from typing import Annotated, Any, ClassVar
 
 from agentenvs.core.checks import NON_EMPTY, Bounds
 from agents.settings import (
@@ -68,6 +68,9 @@ class SFTConfig(LoraSettings, OptimSettings, PromptSettings, EnvSettings, RunSet
     """Longest response per turn at evaluation."""
     output_dir: Annotated[str, NON_EMPTY] = "runs/sft"
     """Folder for metrics, checkpoints (one per epoch) and the merged model (``model/``)."""
+
+    RESUME_MAY_CHANGE: ClassVar[frozenset[str]] = RunSettings.RESUME_MAY_CHANGE | {"epochs"}
+    """Besides the run fields, ``epochs``: a resumed run may train for more epochs."""
 
     def prompt_settings(self) -> dict[str, Any]:
         """The fields that decide the prompt text (compare with an RL config's same fields)."""

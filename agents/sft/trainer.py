@@ -38,7 +38,7 @@ from torch.nn.utils.rnn import pad_sequence
 from agents.policy import TransformersPolicy
 from agents.policy.decoding import positions_from_mask
 from agents.policy.trunk import TrunkRecorder, decoder_and_head
-from agents.runs.checkpoint import latest_checkpoint, load_checkpoint, restore_rng_state, rng_state, save_checkpoint
+from agents.runs.checkpoint import latest_checkpoint, read_checkpoint, restore_rng_state, rng_state, save_checkpoint
 from agents.sft.demonstrations import Demonstration
 
 
@@ -178,10 +178,17 @@ class SFTTrainer:
         self.optimizer_steps = 0
 
     def resume(self) -> bool:
-        """Loads the latest epoch checkpoint if there is one; returns whether it did."""
+        """Loads the newest intact epoch checkpoint if there is one; returns whether it did.
+
+        Raises:
+            agents.runs.checkpoint.CheckpointError: when there are checkpoints but none loads safely.
+        """
         if latest_checkpoint(self.output_dir) is None:
             return False
-        epoch, weights, state = load_checkpoint(self.output_dir)
+        checkpoint = read_checkpoint(self.output_dir)
+        if checkpoint.skipped:
+            print(f"resuming SFT from {checkpoint.describe()}", flush=True)
+        epoch, weights, state = checkpoint.step, checkpoint.weights, checkpoint.state
         self.policy.load_trainable_state_dict(weights)
         self.optimizer.load_state_dict(state["optimizer"])
         self.scheduler.load_state_dict(state["scheduler"])
