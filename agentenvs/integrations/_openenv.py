@@ -172,10 +172,10 @@ class TextEnvironment(Environment[TextAction, TextObservation, EpisodeState]):
         options = None if task_id is None else {"task_id": task_id}
         try:
             observation, info = self._env.reset(seed=None if seed is None else int(seed), options=options)
-        except KeyError as error:  # TextEnv.reset's answer to an unknown task_id, which it names
+        except ValueError as error:  # TextEnv.reset's answer to an unknown task_id, which it names
             if task_id is None:
                 raise
-            raise BadRequest(str(error.args[0]), status_code=404) from None
+            raise BadRequest(str(error), status_code=404) from None
         self._started = True
         self._state = EpisodeState(
             env_id=self.env_id, episode_id=episode_id or str(uuid.uuid4()), task_id=info["task_id"]

@@ -131,8 +131,8 @@ class ToolEnvironment:
         seed = check_int(owner, "seed", seed, minimum=0, optional=True)
         try:
             observation, info = self._env.reset(seed=seed, options=None if task_id is None else {"task_id": task_id})
-        except KeyError as error:  # the env names the unknown task
-            raise ValueError(f"{owner}: {error.args[0]}") from None
+        except ValueError as error:  # the env names the unknown task
+            raise ValueError(f"{owner}: {error}") from None
         self._started, self._done, self._reward, self._info = True, False, 0.0, info
         return self._shown(observation, info)
 
