@@ -5,9 +5,13 @@ and for collecting data without gradients.
 request (the server applies its model's chat template), so the envs, prompt builder and action
 projection are the ones local training uses. Requests run ``concurrency`` at a time; the
 ``openai`` client retries connection errors, 408/409/429 and 5xx replies ``max_retries`` times
-with back-off and gives up on a request after ``timeout_s``. What still fails (an unreachable
-server, an error status, a reply without a message) raises :class:`PolicyServerError`, naming the
-server, the model and what went wrong.
+with back-off and gives up on a try after ``timeout_s`` (a deadline for the whole reply, not per
+chunk: a server trickling bytes times out too). A reply body is read up to ``max_reply_bytes``
+(:data:`MAX_REPLY_BYTES`, counted compressed and decompressed) and a response text is cut to
+``max_new_tokens * MAX_CHARS_PER_TOKEN`` characters (``finish_reason="length"``) when a server
+ignores ``max_tokens``. What still fails (an unreachable server, an error status, a reply that is
+not JSON, too large or without a message) raises :class:`PolicyServerError`, naming the server,
+the model and what went wrong.
 
 Local sampling keeps the stop string in the response (the projection reads ``</action>``), but a
 server strips it: :func:`restore_stop` puts it back, from the server's ``stop_reason`` /
@@ -40,6 +44,12 @@ from agentenvs.core.checks import check_float, check_int, check_str, shown
 
 MAX_SERVER_STOPS = 4
 """Stop strings sent with a request (the OpenAI API's limit); more are applied by the client only."""
+
+MAX_REPLY_BYTES = 8 * 2**20
+"""Default ``max_reply_bytes``: a reply of a few thousand tokens is a few KiB; a bigger body is refused."""
+
+MAX_CHARS_PER_TOKEN = 32
+"""Characters a token may stand for (a generous bound; tokens average about 4) when cutting a response."""
 
 
 class PolicyServerError(RuntimeError):
@@ -120,11 +130,12 @@ class OpenAIPolicy:
         top_p: Nucleus-sampling threshold when not greedy.
         max_new_tokens: Longest response (``max_tokens``).
         system_prompt: A system message before every prompt (None: none).
-        timeout_s: Seconds one request may take, each try.
+        timeout_s: Seconds one request may take, each try, from sending it to its whole reply.
         max_retries: Retries of a failed request (connection errors, 408/409/429, 5xx).
         concurrency: Requests in flight at once.
         seed: Seeds :attr:`generator` (the per-request sampling seeds).
         extra_body: Extra JSON fields for every request (server-specific, e.g. ``{"top_k": 20}``).
+        max_reply_bytes: Largest reply body accepted, compressed or not.
 
     Raises:
         ValueError: A setting out of range (the message names it).
@@ -145,8 +156,11 @@ class OpenAIPolicy:
         concurrency: int = 8,
         seed: int = 0,
         extra_body: dict[str, Any] | None = None,
+        max_reply_bytes: int = MAX_REPLY_BYTES,
     ) -> None:
         import openai
+
+        from agents.policy.bounded_http import BoundedHttpClient
 
         owner = "OpenAIPolicy"
         if not isinstance(base_url, str) or not base_url.startswith(("http://", "https://")):
@@ -160,16 +174,18 @@ class OpenAIPolicy:
         timeout_s = check_float(owner, "timeout_s", timeout_s, minimum=0, min_inclusive=False)
         check_str(owner, "system_prompt", system_prompt, non_empty=False, optional=True)
         seed = check_int(owner, "seed", seed)
+        max_reply_bytes = check_int(owner, "max_reply_bytes", max_reply_bytes, minimum=1)
         self.base_url, self.model = base_url, model
         self.temperature, self.top_p, self.max_new_tokens = temperature, top_p, max_new_tokens
         self.system_prompt = system_prompt
         self.timeout_s, self.max_retries, self.concurrency = timeout_s, max_retries, concurrency
-        self.extra_body = dict(extra_body or {})
+        self.extra_body, self.max_reply_bytes = dict(extra_body or {}), max_reply_bytes
         self.client = openai.OpenAI(
             base_url=base_url,
             api_key=api_key or os.environ.get("OPENAI_API_KEY") or "EMPTY",
             timeout=timeout_s,
             max_retries=max_retries,
+            http_client=BoundedHttpClient(deadline_s=timeout_s, max_bytes=max_reply_bytes, timeout=timeout_s),
         )
         self.generator = torch.Generator().manual_seed(seed)
         self.device = torch.device("cpu")
@@ -203,7 +219,8 @@ class OpenAIPolicy:
             return []
         with ThreadPoolExecutor(max_workers=min(self.concurrency, len(requests))) as pool:
             replies = list(pool.map(self._complete, requests))
-        return [self._generation(prompt, reply, stops) for prompt, reply in zip(prompts, replies, strict=True)]
+        limit = (max_new_tokens or self.max_new_tokens) * MAX_CHARS_PER_TOKEN
+        return [self._generation(prompt, reply, stops, limit) for prompt, reply in zip(prompts, replies, strict=True)]
 
     def close(self) -> None:
         """Closes the HTTP client."""
@@ -234,9 +251,13 @@ class OpenAIPolicy:
     def _complete(self, request: dict[str, Any]) -> Any:
         import openai
 
+        from agents.policy.bounded_http import ReplyTooLarge
+
         where = f"policy server {self.base_url} (model {self.model!r})"
         try:
             return self.client.chat.completions.create(**request)
+        except ReplyTooLarge as error:
+            raise PolicyServerError(f"{where}: refused reply: {error}") from None
         except openai.APITimeoutError:
             raise PolicyServerError(
                 f"{where}: no reply within timeout_s={self.timeout_s} s ({self.max_retries} retries)"
@@ -247,10 +268,10 @@ class OpenAIPolicy:
             ) from None
         except openai.APIStatusError as error:
             raise PolicyServerError(f"{where}: HTTP {error.status_code}: {_short(error.message)}") from None
-        except openai.OpenAIError as error:  # e.g. a reply that is not the API's JSON
+        except (openai.OpenAIError, ValueError) as error:  # e.g. a reply that is not the API's JSON
             raise PolicyServerError(f"{where}: malformed reply: {_short(str(error))}") from None
 
-    def _generation(self, prompt: str, reply: Any, stops: tuple[str, ...]) -> ServedGeneration:
+    def _generation(self, prompt: str, reply: Any, stops: tuple[str, ...], limit: int) -> ServedGeneration:
         where = f"policy server {self.base_url} (model {self.model!r})"
         choices = getattr(reply, "choices", None)
         if not isinstance(choices, list) or not choices:
@@ -267,7 +288,10 @@ class OpenAIPolicy:
                 (extras[key] for key in ("stop_reason", "matched_stop") if isinstance(extras.get(key), str)), None
             )
             text = restore_stop(text, stops, matched)
-        return ServedGeneration(prompt, cut_at_stop(text, stops), finish_reason)
+        text = cut_at_stop(text, stops)
+        if len(text) > limit:  # the server ignored max_tokens: keep what that many tokens could hold
+            text, finish_reason = text[:limit], "length"
+        return ServedGeneration(prompt, text, finish_reason)
 
 
 def _short(text: str, limit: int = 300) -> str:

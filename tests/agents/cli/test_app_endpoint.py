@@ -5,6 +5,7 @@ from __future__ import annotations
 import socket
 
 import pytest
+from flask import Response
 
 from agents.cli import main
 from tests.support.openai_server import serve
@@ -43,3 +44,15 @@ def test_eval_names_an_unreachable_server_without_a_traceback(capsys):
 def test_eval_refuses_endpoint_with_a_run(capsys):
     code = main(["eval", "--endpoint", "http://127.0.0.1:1/v1", "--model", "m", "--run", "runs/x"])
     assert code == 1 and "--endpoint and --run cannot be combined" in capsys.readouterr().err
+
+
+def test_eval_names_a_server_whose_reply_is_not_json(capsys):
+    not_json = lambda body: Response("{not json", status=200, mimetype="application/json")  # noqa: E731
+    with serve(not_json) as (url, _):
+        code = main(
+            ["eval", "--endpoint", url, "--model", "m", "--env", "SearchQA-v0", "--episodes", "1",
+             "--max-retries", "0", "--config.no-progress"]
+        )  # fmt: skip
+    err = capsys.readouterr().err
+    assert code == 1 and f"error: policy server {url} (model 'm'): malformed reply" in err
+    assert "Traceback" not in err

@@ -2,16 +2,26 @@
 
 from __future__ import annotations
 
+import gzip
+import json
 import socket
 import threading
 import time
+import zlib
 
 import pytest
 from flask import Response, jsonify
 
 from agents.loop.collector import Collector
 from agents.loop.evaluation import evaluate_policy
-from agents.policy.openai_policy import OpenAIPolicy, PolicyServerError, cut_at_stop, restore_stop
+from agents.policy.openai_policy import (
+    MAX_CHARS_PER_TOKEN,
+    MAX_REPLY_BYTES,
+    OpenAIPolicy,
+    PolicyServerError,
+    cut_at_stop,
+    restore_stop,
+)
 from tests.support.openai_server import error_reply, hanging_reply, serve
 
 pytest.importorskip("openai")
@@ -180,3 +190,87 @@ def test_bad_settings_name_the_field(kwargs, message):
 
     with pytest.raises(ValueError, match=message):
         OpenAIPolicy("http://127.0.0.1:9/v1", "served-model", **kwargs)
+
+
+# -- hostile servers (issue #25): every reply is bounded in time and size, every failure is named --------
+def _completion_json(content: str) -> bytes:
+    choice = {"index": 0, "message": {"role": "assistant", "content": content}, "finish_reason": "stop"}
+    return json.dumps(
+        {"id": "x", "object": "chat.completion", "created": 0, "model": "m", "choices": [choice]}
+    ).encode()
+
+
+def test_a_200_reply_that_is_not_json_is_named():
+    bad = lambda body: Response("{not json", status=200, mimetype="application/json")  # noqa: E731
+    with (
+        serve(bad) as (url, _),
+        pytest.raises(
+            PolicyServerError, match=r"policy server http://127\.0\.0\.1:\d+/v1 \(model 'm'\): malformed reply"
+        ),
+    ):
+        OpenAIPolicy(url, "m", max_retries=0).generate(["hello"])
+
+
+def test_a_trickling_server_times_out_within_the_deadline():
+    """4 bytes every 0.25 s for a minute: each read is quick, the whole reply is not; timeout_s bounds the reply."""
+    done = threading.Event()
+
+    def trickle(body):
+        def chunks():
+            yield b'{"id": "x", "choices": ['
+            for _ in range(240):
+                if done.wait(0.25):
+                    return
+                yield b"    "
+
+        return Response(chunks(), status=200, mimetype="application/json")
+
+    with serve(trickle) as (url, _):
+        policy = OpenAIPolicy(url, "m", timeout_s=1, max_retries=0)
+        started = time.monotonic()
+        try:
+            with pytest.raises(PolicyServerError, match=r"policy server http://127\.0\.0\.1:\d+/v1 .*timeout_s=1"):
+                policy.generate(["hello"])
+        finally:
+            done.set()
+        elapsed = time.monotonic() - started
+    assert elapsed < 30  # a sanity bound only: the trickle alone lasts 60 s
+
+
+def test_a_gzip_bomb_is_refused_without_inflating_it():
+    """64 MiB of reply text gzipped into about 64 KiB: more than MAX_REPLY_BYTES once inflated."""
+    packer = zlib.compressobj(9, zlib.DEFLATED, 16 + zlib.MAX_WBITS)
+    head, tail = _completion_json("@").split(b"@")
+    bomb = packer.compress(head) + b"".join(packer.compress(b"a" * 2**20) for _ in range(64))
+    bomb += packer.compress(tail) + packer.flush()
+    assert MAX_REPLY_BYTES < 64 * 2**20 and len(bomb) < MAX_REPLY_BYTES
+
+    def reply(body):
+        return Response(bomb, status=200, headers={"Content-Encoding": "gzip", "Content-Type": "application/json"})
+
+    with (
+        serve(reply) as (url, _),
+        pytest.raises(
+            PolicyServerError, match=rf"policy server http://127\.0\.0\.1:\d+/v1 .*larger than {MAX_REPLY_BYTES} bytes"
+        ),
+    ):
+        OpenAIPolicy(url, "m", max_retries=0).generate(["hello"])
+
+
+def test_a_reply_over_max_reply_bytes_is_refused_and_a_gzipped_good_one_is_read():
+    big = lambda body: Response(_completion_json("a" * 5000), mimetype="application/json")  # noqa: E731
+    with serve(big) as (url, _), pytest.raises(PolicyServerError, match=r"refused reply: .*larger than 4096 bytes"):
+        OpenAIPolicy(url, "m", max_retries=0, max_reply_bytes=4096).generate(["hello"])
+    packed = gzip.compress(_completion_json("<answer>gz"))
+    good = lambda body: Response(  # noqa: E731
+        packed, headers={"Content-Encoding": "gzip", "Content-Type": "application/json"}
+    )
+    with serve(good) as (url, _):
+        [generation] = OpenAIPolicy(url, "m", max_reply_bytes=4096).generate(["hello"], stop=("</answer>",))
+    assert generation.text == "<answer>gz</answer>" and generation.finish_reason == "stop"
+
+
+def test_a_server_ignoring_max_tokens_gets_its_text_cut():
+    with serve(lambda body: "x" * 50_000) as (url, _):
+        [generation] = OpenAIPolicy(url, "m", max_new_tokens=8).generate(["hello"])
+    assert generation.text == "x" * (8 * MAX_CHARS_PER_TOKEN) and generation.finish_reason == "length"
