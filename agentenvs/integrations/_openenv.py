@@ -6,6 +6,7 @@ imports it only when one of its functions is called.
 
 from __future__ import annotations
 
+import contextvars
 import functools
 import inspect
 import json
@@ -23,13 +24,14 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import Response
 from openenv.core.client_types import StepResult
 from openenv.core.env_client import EnvClient
-from openenv.core.env_server.http_server import create_fastapi_app
+from openenv.core.env_server.exceptions import SessionCapacityError
+from openenv.core.env_server.http_server import HTTPEnvServer
 from openenv.core.env_server.interfaces import Environment
-from openenv.core.env_server.types import Action, EnvironmentMetadata, Observation, State
+from openenv.core.env_server.types import Action, ConcurrencyConfig, EnvironmentMetadata, Observation, State
 from pydantic import Field, field_validator
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.middleware.body_limit import RequestBodyLimitMiddleware
-from starlette.websockets import WebSocketDisconnect
+from starlette.websockets import WebSocketDisconnect, WebSocketDisconnected
 
 import agentenvs
 from agentenvs.core.checks import is_integer
@@ -276,7 +278,9 @@ class WebSocketGuard:
 
         try:
             await self.app(scope, checked, send)
-        except WebSocketDisconnect:
+        except (WebSocketDisconnect, WebSocketDisconnected):
+            # The client hung up (OpenEnv's handler may then fail sending its reply): its session is
+            # already destroyed by the handler's ``finally``, so there is nothing to report.
             pass
 
 
@@ -308,13 +312,79 @@ def _readable_frame(text: str | None) -> str | None:
     return json.dumps(_without_surrogates(message))
 
 
+_CLIENT: contextvars.ContextVar[str] = contextvars.ContextVar("openenv_client", default="")
+"""The remote address of the request or WebSocket being served (set by :class:`ClientAddress`)."""
+
+
+class ClientAddress:
+    """ASGI middleware: records the client's address where :class:`SessionLimits` can read it."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        client = scope.get("client")
+        token = _CLIENT.set(str(client[0]) if client else "")
+        try:
+            await self.app(scope, receive, send)
+        finally:
+            _CLIENT.reset(token)
+
+
+class SessionLimits(HTTPEnvServer):
+    """OpenEnv's server with at most ``max_sessions_per_client`` sessions per remote address.
+
+    Sessions (``/ws`` connections and ``openenv/session/create`` over ``/mcp``) idle longer than
+    the ``ConcurrencyConfig``'s ``session_timeout`` are destroyed by OpenEnv's reaper, and a
+    WebSocket session ends when its client hangs up, so no client holds a slot for ever.
+    """
+
+    def __init__(self, *args: Any, max_sessions_per_client: int, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.max_sessions_per_client = max_sessions_per_client
+        self._owners: dict[str, str] = {}  # session id -> client address; pruned of ended sessions
+
+    async def _create_session(self) -> tuple[str, Environment]:
+        client = _CLIENT.get()
+        async with self._session_lock:
+            # Sessions end on several paths (reaper, hang-up, MCP close): count only live ones.
+            self._owners = {sid: owner for sid, owner in self._owners.items() if sid in self._sessions}
+            held = sum(owner == client for owner in self._owners.values())
+            if held >= self.max_sessions_per_client:
+                raise SessionCapacityError(
+                    held,
+                    self.max_sessions_per_client,
+                    f"this client already holds {held} sessions, the most one address may hold "
+                    f"(max_sessions_per_client={self.max_sessions_per_client}); close one or wait for it to time out",
+                )
+        session_id, env = await super()._create_session()
+        async with self._session_lock:
+            self._owners[session_id] = client
+        return session_id, env
+
+
 def create_app(
-    env_id: str, *, max_sessions: int, max_body_bytes: int, expose_privileged: bool = False, **env_kwargs: Any
+    env_id: str,
+    *,
+    max_sessions: int,
+    max_body_bytes: int,
+    session_timeout_s: float | None,
+    max_sessions_per_client: int,
+    expose_privileged: bool = False,
+    **env_kwargs: Any,
 ) -> FastAPI:
-    """OpenEnv's FastAPI app (``create_fastapi_app``) for ``env_id``, with 4xx for bad requests."""
+    """OpenEnv's FastAPI app (its ``HTTPEnvServer`` routes) for ``env_id``, with 4xx for bad requests."""
     TextEnvironment(env_id, **env_kwargs).close()  # a bad env argument fails here, not per request
     factory = functools.partial(TextEnvironment, env_id, expose_privileged=expose_privileged, **env_kwargs)
-    app = create_fastapi_app(factory, TextAction, TextObservation, max_concurrent_envs=max_sessions)
+    app = FastAPI(title=f"agentenvs {env_id} over OpenEnv", version=agentenvs.__version__)
+    server = SessionLimits(
+        factory,
+        TextAction,
+        TextObservation,
+        concurrency_config=ConcurrencyConfig(max_concurrent_envs=max_sessions, session_timeout=session_timeout_s),
+        max_sessions_per_client=max_sessions_per_client,
+    )
+    server.register_routes(app)
 
     async def bad_request(request: Request, error: Exception) -> Response:
         assert isinstance(error, BadRequest)
@@ -333,6 +403,7 @@ def create_app(
     app.add_exception_handler(StarletteHTTPException, http_error)
     app.add_middleware(RequestBodyLimitMiddleware, max_body_size=max_body_bytes)  # 413 beyond it
     app.add_middleware(WebSocketGuard)
+    app.add_middleware(ClientAddress)
     return app
 
 
