@@ -43,6 +43,10 @@ MAX_ACTION_CHARS = 1 << 16
 
 MAX_SEED = (1 << 64) - 1
 
+SERVER_LOCAL_INFO_KEYS = frozenset({"game_file"})
+"""Info keys naming files on the server (ALFWorld's absolute game path): no client's business, and
+they tell an attacker the server's layout. Sent only with ``expose_privileged``."""
+
 Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]
 Receive = Callable[[], Awaitable[Message]]
@@ -134,8 +138,9 @@ class TextEnvironment(Environment[TextAction, TextObservation, EpisodeState]):
 
     Args:
         env_id: A registered agentenvs id.
-        expose_privileged: Send ``info["privileged"]`` (and the env's other privileged info keys)
-            to clients; off by default, so a client that plays the agent never sees answers.
+        expose_privileged: Send ``info["privileged"]`` (and the env's other privileged info keys,
+            and the server paths of :data:`SERVER_LOCAL_INFO_KEYS`) to clients; off by default, so
+            a client that plays the agent never sees answers or the server's files.
         **env_kwargs: Passed to ``gym.make``.
 
     ``reset`` takes ``seed``, ``episode_id`` and ``task_id``; ``step`` takes a :class:`TextAction`
@@ -152,7 +157,7 @@ class TextEnvironment(Environment[TextAction, TextObservation, EpisodeState]):
         if not isinstance(self._env.unwrapped, TextEnv):
             self._env.close()
             raise TypeError(f"{env_id!r} is not an agentenvs TextEnv")
-        self._hidden_keys = frozenset() if expose_privileged else privileged_keys(self._env)
+        self._hidden_keys = frozenset() if expose_privileged else privileged_keys(self._env) | SERVER_LOCAL_INFO_KEYS
         self._state = EpisodeState(env_id=env_id)
         self._started = False
 
