@@ -30,7 +30,6 @@ from openenv.core.env_server.interfaces import Environment
 from openenv.core.env_server.types import Action, ConcurrencyConfig, EnvironmentMetadata, Observation, State
 from pydantic import Field, field_validator
 from starlette.exceptions import HTTPException as StarletteHTTPException
-from starlette.middleware.body_limit import RequestBodyLimitMiddleware
 from starlette.websockets import WebSocketDisconnect, WebSocketDisconnected
 
 import agentenvs
@@ -317,6 +316,48 @@ def _readable_frame(text: str | None) -> str | None:
     return json.dumps(_without_surrogates(message))
 
 
+class BodyLimit:
+    """ASGI middleware: a request body over ``max_body_bytes`` gets 413, however it is sent.
+
+    The body is read (at most ``max_body_bytes`` of it) before the route runs, so a route that
+    catches its own body errors (OpenEnv's ``/mcp`` answers a cut body with a JSON-RPC parse
+    error and 200) never sees an oversized one, chunked or not.
+    """
+
+    def __init__(self, app: ASGIApp, max_body_bytes: int) -> None:
+        self.app = app
+        self.max_body_bytes = max_body_bytes
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        declared = dict(scope.get("headers", ())).get(b"content-length", b"")
+        too_large = declared.isdigit() and int(declared) > self.max_body_bytes
+        chunks: list[bytes] = []
+        size = 0
+        message: Message = {"type": "http.request", "body": b"", "more_body": True}
+        while not too_large and message.get("more_body", False):
+            message = await receive()
+            if message["type"] != "http.request":  # the client left: let the app see that
+                break
+            chunks.append(message.get("body", b""))
+            size += len(chunks[-1])
+            too_large = size > self.max_body_bytes
+        if too_large:
+            await _json_response(413, {"detail": f"the body is over {self.max_body_bytes} bytes"})(scope, receive, send)
+            return
+        if message["type"] != "http.request":
+            replay = [message]
+        else:
+            replay = [{"type": "http.request", "body": b"".join(chunks), "more_body": False}]
+
+        async def replayed() -> Message:
+            return replay.pop() if replay else await receive()
+
+        await self.app(scope, replayed, send)
+
+
 _CLIENT: contextvars.ContextVar[str] = contextvars.ContextVar("openenv_client", default="")
 """The remote address of the request or WebSocket being served (set by :class:`ClientAddress`)."""
 
@@ -406,7 +447,7 @@ def create_app(
     app.add_exception_handler(BadRequest, bad_request)
     app.add_exception_handler(RequestValidationError, invalid)
     app.add_exception_handler(StarletteHTTPException, http_error)
-    app.add_middleware(RequestBodyLimitMiddleware, max_body_size=max_body_bytes)  # 413 beyond it
+    app.add_middleware(BodyLimit, max_body_bytes=max_body_bytes)  # 413 beyond it
     app.add_middleware(WebSocketGuard)
     app.add_middleware(ClientAddress)
     return app

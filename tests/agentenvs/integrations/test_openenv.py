@@ -239,13 +239,20 @@ def test_malformed_http_requests_get_a_4xx(server_url, method, path, body, heade
         response.json()  # well-formed JSON, whatever the request held
 
 
-def test_a_chunked_body_over_the_limit_gets_413(server_url):
-    def chunks():
-        for _ in range(8):
-            yield b"x" * (MAX_BODY_BYTES // 4)
+@pytest.mark.parametrize("path", ["/step", "/reset", "/mcp"])
+@pytest.mark.parametrize("chunked", [True, False])
+def test_a_body_over_the_limit_gets_413_however_it_is_sent(server_url, path, chunked):
+    """Before, ``/mcp`` answered a chunked body over the limit with 200 (a JSON-RPC parse error)."""
+    body = b'{"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {}}' + b" " * (2 * MAX_BODY_BYTES)
 
-    response = requests.post(server_url + "/step", data=chunks(), headers={"content-type": "application/json"})
-    assert response.status_code == 413
+    def chunks():
+        for start in range(0, len(body), MAX_BODY_BYTES // 4):
+            yield body[start : start + MAX_BODY_BYTES // 4]
+
+    headers = {"content-type": "application/json"}
+    response = requests.post(server_url + path, data=chunks() if chunked else body, headers=headers, timeout=30)
+    assert response.status_code == 413, (response.status_code, response.text[:200])
+    assert str(MAX_BODY_BYTES) in response.json()["detail"]
 
 
 @pytest.mark.parametrize(
