@@ -258,23 +258,32 @@ class WebSocketGuard:
     OpenEnv's handler ends the session on a frame that is not a JSON object (``[]``, ``null``)
     or not text, and, when the client hangs up first (as ``EnvClient.close`` does), raises
     ``WebSocketDisconnect`` from its ``finally``, which uvicorn logs as a server error. This
-    answers such frames with an ``INVALID_JSON`` error frame without passing them on, and lets a
-    client's hang-up end the session quietly.
+    answers such frames with an ``INVALID_JSON`` error frame without passing them on, lets a
+    client's hang-up end the session quietly, and ends a connection whose session timed out
+    (given the ``server``) with an error frame saying so.
     """
 
-    def __init__(self, app: ASGIApp) -> None:
+    def __init__(self, app: ASGIApp, server: SessionLimits | None = None) -> None:
         self.app = app
+        self.server = server
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "websocket":
             await self.app(scope, receive, send)
             return
+        session: dict[str, str] = {}
+        _SESSION.set(session)  # SessionLimits puts the connection's session id here
 
         async def checked() -> Message:
             while True:
                 message = await receive()
                 if message["type"] != "websocket.receive":
                     return message
+                if self.server is not None and not self.server.is_live(session.get("id")):
+                    # The session timed out (OpenEnv's reaper destroyed its env): say so and end it,
+                    # rather than let the connection play on without a slot.
+                    await send({"type": "websocket.send", "text": _EXPIRED_FRAME})
+                    return {"type": "websocket.disconnect", "code": 1000}
                 frame = _readable_frame(message.get("text"))
                 if frame is not None:
                     return {**message, "text": frame}
@@ -288,6 +297,12 @@ class WebSocketGuard:
             pass
 
 
+_EXPIRED_FRAME = json.dumps(
+    {
+        "type": "error",
+        "data": {"message": "the session timed out (idle too long); connect again", "code": "SESSION_ERROR"},
+    }
+)
 _BAD_FRAME = json.dumps(
     {"type": "error", "data": {"message": "a message must be a JSON object, as text", "code": "INVALID_JSON"}}
 )
@@ -360,6 +375,8 @@ class BodyLimit:
 
 _CLIENT: contextvars.ContextVar[str] = contextvars.ContextVar("openenv_client", default="")
 """The remote address of the request or WebSocket being served (set by :class:`ClientAddress`)."""
+_SESSION: contextvars.ContextVar[dict[str, str] | None] = contextvars.ContextVar("openenv_session", default=None)
+"""Where the WebSocket connection being served records its session id (set by :class:`WebSocketGuard`)."""
 
 
 class ClientAddress:
@@ -406,7 +423,14 @@ class SessionLimits(HTTPEnvServer):
         session_id, env = await super()._create_session()
         async with self._session_lock:
             self._owners[session_id] = client
+        connection = _SESSION.get()
+        if connection is not None:
+            connection["id"] = session_id
         return session_id, env
+
+    def is_live(self, session_id: str | None) -> bool:
+        """Whether ``session_id`` still has its env (None: no session yet, which is live too)."""
+        return session_id is None or session_id in self._sessions
 
 
 def create_app(
@@ -448,7 +472,7 @@ def create_app(
     app.add_exception_handler(RequestValidationError, invalid)
     app.add_exception_handler(StarletteHTTPException, http_error)
     app.add_middleware(BodyLimit, max_body_bytes=max_body_bytes)  # 413 beyond it
-    app.add_middleware(WebSocketGuard)
+    app.add_middleware(WebSocketGuard, server=server)
     app.add_middleware(ClientAddress)
     return app
 

@@ -129,7 +129,14 @@ HELP_LISTS = {
     "list": [],
     "info": ["ENV_ID", "--env-arg KEY=VALUE"],
     "play": ["ENV_ID", "--env-arg KEY=VALUE", "--seed INT", "--episodes INT", "--task"],
-    "serve": ["--env-arg KEY=VALUE", "--host STR", "--port INT", "--max-sessions INT", "--session-timeout", "--expose-privileged"],
+    "serve": [
+        "--env-arg KEY=VALUE",
+        "--host STR",
+        "--port INT",
+        "--max-sessions INT",
+        "--session-timeout",
+        "--expose-privileged",
+    ],
     "pregenerate": ["--count INT", "--seed INT", "--workers INT", "--cache-dir", "--time-limit FLOAT", "--quiet"],
 }
 

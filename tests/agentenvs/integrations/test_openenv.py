@@ -380,6 +380,22 @@ def test_idle_sessions_time_out_and_free_their_slots():
             time.sleep(0.5)
 
 
+def test_an_idle_websocket_session_times_out_and_its_connection_is_told():
+    with serving(max_sessions=1, max_sessions_per_client=1, session_timeout_s=0.5) as url:
+        with ws_client.connect(url.replace("http://", "ws://") + "/ws", open_timeout=10) as connection:
+            connection.send(json.dumps({"type": "reset", "data": {"seed": 0}}))
+            assert json.loads(connection.recv(timeout=30))["type"] == "observation"
+            deadline = time.monotonic() + 60  # the reaper wakes every 5 s
+            while "result" not in (created := create_mcp_session(url)):
+                assert time.monotonic() < deadline, "the idle WebSocket session kept its slot"
+                time.sleep(0.5)
+            # Its slot is someone else's now: the old connection may not play on.
+            connection.send(json.dumps({"type": "step", "data": {"action": "<answer>x</answer>"}}))
+            reply = json.loads(connection.recv(timeout=30))
+            assert reply["type"] == "error" and "timed out" in reply["data"]["message"], reply
+        assert created["result"]["session_id"]
+
+
 def test_one_client_cannot_take_every_slot():
     with serving(max_sessions=4) as url:  # at most 2 per client by default
         assert all("result" in create_mcp_session(url) for _ in range(2))
