@@ -183,6 +183,8 @@ def _serve(args: ServeArgs) -> int:
             host=args.host,
             port=args.port,
             max_sessions=args.max_sessions,
+            max_sessions_per_client=args.max_sessions_per_client,
+            session_timeout_s=args.session_timeout,
             expose_privileged=args.expose_privileged,
             **kwargs,
         )

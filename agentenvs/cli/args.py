@@ -78,6 +78,11 @@ class ServeArgs(EnvArgs):
     """Port (0 picks a free one; the URL is printed)."""
     max_sessions: int = 16
     """WebSocket sessions at once."""
+    max_sessions_per_client: int | None = None
+    """Sessions one remote address may hold at once (default: all of --max-sessions on a loopback
+    --host, where every client has the same address; half of them, at least 1, elsewhere)."""
+    session_timeout: float | None = 300.0
+    """Seconds a session may stay idle before it is destroyed and its slot freed."""
     expose_privileged: bool = False
     """Send info['privileged'] (answers, targets, expert plans) to clients; off: clients are agents."""
 

@@ -6,6 +6,7 @@ imports it only when one of its functions is called.
 
 from __future__ import annotations
 
+import contextvars
 import functools
 import inspect
 import json
@@ -23,13 +24,13 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import Response
 from openenv.core.client_types import StepResult
 from openenv.core.env_client import EnvClient
-from openenv.core.env_server.http_server import create_fastapi_app
+from openenv.core.env_server.exceptions import SessionCapacityError
+from openenv.core.env_server.http_server import HTTPEnvServer
 from openenv.core.env_server.interfaces import Environment
-from openenv.core.env_server.types import Action, EnvironmentMetadata, Observation, State
+from openenv.core.env_server.types import Action, ConcurrencyConfig, EnvironmentMetadata, Observation, State
 from pydantic import Field, field_validator
 from starlette.exceptions import HTTPException as StarletteHTTPException
-from starlette.middleware.body_limit import RequestBodyLimitMiddleware
-from starlette.websockets import WebSocketDisconnect
+from starlette.websockets import WebSocketDisconnect, WebSocketDisconnected
 
 import agentenvs
 from agentenvs.core.checks import is_integer
@@ -40,6 +41,10 @@ MAX_ACTION_CHARS = 1 << 16
 """Longest action text accepted (the default ``max_action_length`` of every agentenvs env)."""
 
 MAX_SEED = (1 << 64) - 1
+
+SERVER_LOCAL_INFO_KEYS = frozenset({"game_file"})
+"""Info keys naming files on the server (ALFWorld's absolute game path): no client's business, and
+they tell an attacker the server's layout. Sent only with ``expose_privileged``."""
 
 Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]
@@ -132,8 +137,9 @@ class TextEnvironment(Environment[TextAction, TextObservation, EpisodeState]):
 
     Args:
         env_id: A registered agentenvs id.
-        expose_privileged: Send ``info["privileged"]`` (and the env's other privileged info keys)
-            to clients; off by default, so a client that plays the agent never sees answers.
+        expose_privileged: Send ``info["privileged"]`` (and the env's other privileged info keys,
+            and the server paths of :data:`SERVER_LOCAL_INFO_KEYS`) to clients; off by default, so
+            a client that plays the agent never sees answers or the server's files.
         **env_kwargs: Passed to ``gym.make``.
 
     ``reset`` takes ``seed``, ``episode_id`` and ``task_id``; ``step`` takes a :class:`TextAction`
@@ -150,7 +156,7 @@ class TextEnvironment(Environment[TextAction, TextObservation, EpisodeState]):
         if not isinstance(self._env.unwrapped, TextEnv):
             self._env.close()
             raise TypeError(f"{env_id!r} is not an agentenvs TextEnv")
-        self._hidden_keys = frozenset() if expose_privileged else privileged_keys(self._env)
+        self._hidden_keys = frozenset() if expose_privileged else privileged_keys(self._env) | SERVER_LOCAL_INFO_KEYS
         self._state = EpisodeState(env_id=env_id)
         self._started = False
 
@@ -252,23 +258,32 @@ class WebSocketGuard:
     OpenEnv's handler ends the session on a frame that is not a JSON object (``[]``, ``null``)
     or not text, and, when the client hangs up first (as ``EnvClient.close`` does), raises
     ``WebSocketDisconnect`` from its ``finally``, which uvicorn logs as a server error. This
-    answers such frames with an ``INVALID_JSON`` error frame without passing them on, and lets a
-    client's hang-up end the session quietly.
+    answers such frames with an ``INVALID_JSON`` error frame without passing them on, lets a
+    client's hang-up end the session quietly, and ends a connection whose session timed out
+    (given the ``server``) with an error frame saying so.
     """
 
-    def __init__(self, app: ASGIApp) -> None:
+    def __init__(self, app: ASGIApp, server: SessionLimits | None = None) -> None:
         self.app = app
+        self.server = server
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "websocket":
             await self.app(scope, receive, send)
             return
+        session: dict[str, str] = {}
+        _SESSION.set(session)  # SessionLimits puts the connection's session id here
 
         async def checked() -> Message:
             while True:
                 message = await receive()
                 if message["type"] != "websocket.receive":
                     return message
+                if self.server is not None and not self.server.is_live(session.get("id")):
+                    # The session timed out (OpenEnv's reaper destroyed its env): say so and end it,
+                    # rather than let the connection play on without a slot.
+                    await send({"type": "websocket.send", "text": _EXPIRED_FRAME})
+                    return {"type": "websocket.disconnect", "code": 1000}
                 frame = _readable_frame(message.get("text"))
                 if frame is not None:
                     return {**message, "text": frame}
@@ -276,10 +291,18 @@ class WebSocketGuard:
 
         try:
             await self.app(scope, checked, send)
-        except WebSocketDisconnect:
+        except (WebSocketDisconnect, WebSocketDisconnected):
+            # The client hung up (OpenEnv's handler may then fail sending its reply): its session is
+            # already destroyed by the handler's ``finally``, so there is nothing to report.
             pass
 
 
+_EXPIRED_FRAME = json.dumps(
+    {
+        "type": "error",
+        "data": {"message": "the session timed out (idle too long); connect again", "code": "SESSION_ERROR"},
+    }
+)
 _BAD_FRAME = json.dumps(
     {"type": "error", "data": {"message": "a message must be a JSON object, as text", "code": "INVALID_JSON"}}
 )
@@ -308,13 +331,130 @@ def _readable_frame(text: str | None) -> str | None:
     return json.dumps(_without_surrogates(message))
 
 
+class BodyLimit:
+    """ASGI middleware: a request body over ``max_body_bytes`` gets 413, however it is sent.
+
+    The body is read (at most ``max_body_bytes`` of it) before the route runs, so a route that
+    catches its own body errors (OpenEnv's ``/mcp`` answers a cut body with a JSON-RPC parse
+    error and 200) never sees an oversized one, chunked or not.
+    """
+
+    def __init__(self, app: ASGIApp, max_body_bytes: int) -> None:
+        self.app = app
+        self.max_body_bytes = max_body_bytes
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        declared = dict(scope.get("headers", ())).get(b"content-length", b"")
+        too_large = declared.isdigit() and int(declared) > self.max_body_bytes
+        chunks: list[bytes] = []
+        size = 0
+        message: Message = {"type": "http.request", "body": b"", "more_body": True}
+        while not too_large and message.get("more_body", False):
+            message = await receive()
+            if message["type"] != "http.request":  # the client left: let the app see that
+                break
+            chunks.append(message.get("body", b""))
+            size += len(chunks[-1])
+            too_large = size > self.max_body_bytes
+        if too_large:
+            await _json_response(413, {"detail": f"the body is over {self.max_body_bytes} bytes"})(scope, receive, send)
+            return
+        if message["type"] != "http.request":
+            replay = [message]
+        else:
+            replay = [{"type": "http.request", "body": b"".join(chunks), "more_body": False}]
+
+        async def replayed() -> Message:
+            return replay.pop() if replay else await receive()
+
+        await self.app(scope, replayed, send)
+
+
+_CLIENT: contextvars.ContextVar[str] = contextvars.ContextVar("openenv_client", default="")
+"""The remote address of the request or WebSocket being served (set by :class:`ClientAddress`)."""
+_SESSION: contextvars.ContextVar[dict[str, str] | None] = contextvars.ContextVar("openenv_session", default=None)
+"""Where the WebSocket connection being served records its session id (set by :class:`WebSocketGuard`)."""
+
+
+class ClientAddress:
+    """ASGI middleware: records the client's address where :class:`SessionLimits` can read it."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        client = scope.get("client")
+        token = _CLIENT.set(str(client[0]) if client else "")
+        try:
+            await self.app(scope, receive, send)
+        finally:
+            _CLIENT.reset(token)
+
+
+class SessionLimits(HTTPEnvServer):
+    """OpenEnv's server with at most ``max_sessions_per_client`` sessions per remote address.
+
+    Sessions (``/ws`` connections and ``openenv/session/create`` over ``/mcp``) idle longer than
+    the ``ConcurrencyConfig``'s ``session_timeout`` are destroyed by OpenEnv's reaper, and a
+    WebSocket session ends when its client hangs up, so no client holds a slot for ever.
+    """
+
+    def __init__(self, *args: Any, max_sessions_per_client: int, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.max_sessions_per_client = max_sessions_per_client
+        self._owners: dict[str, str] = {}  # session id -> client address; pruned of ended sessions
+
+    async def _create_session(self) -> tuple[str, Environment]:
+        client = _CLIENT.get()
+        async with self._session_lock:
+            # Sessions end on several paths (reaper, hang-up, MCP close): count only live ones.
+            self._owners = {sid: owner for sid, owner in self._owners.items() if sid in self._sessions}
+            held = sum(owner == client for owner in self._owners.values())
+            if held >= self.max_sessions_per_client:
+                raise SessionCapacityError(
+                    held,
+                    self.max_sessions_per_client,
+                    f"this client already holds {held} sessions, the most one address may hold "
+                    f"(max_sessions_per_client={self.max_sessions_per_client}); close one or wait for it to time out",
+                )
+        session_id, env = await super()._create_session()
+        async with self._session_lock:
+            self._owners[session_id] = client
+        connection = _SESSION.get()
+        if connection is not None:
+            connection["id"] = session_id
+        return session_id, env
+
+    def is_live(self, session_id: str | None) -> bool:
+        """Whether ``session_id`` still has its env (None: no session yet, which is live too)."""
+        return session_id is None or session_id in self._sessions
+
+
 def create_app(
-    env_id: str, *, max_sessions: int, max_body_bytes: int, expose_privileged: bool = False, **env_kwargs: Any
+    env_id: str,
+    *,
+    max_sessions: int,
+    max_body_bytes: int,
+    session_timeout_s: float | None,
+    max_sessions_per_client: int,
+    expose_privileged: bool = False,
+    **env_kwargs: Any,
 ) -> FastAPI:
-    """OpenEnv's FastAPI app (``create_fastapi_app``) for ``env_id``, with 4xx for bad requests."""
+    """OpenEnv's FastAPI app (its ``HTTPEnvServer`` routes) for ``env_id``, with 4xx for bad requests."""
     TextEnvironment(env_id, **env_kwargs).close()  # a bad env argument fails here, not per request
     factory = functools.partial(TextEnvironment, env_id, expose_privileged=expose_privileged, **env_kwargs)
-    app = create_fastapi_app(factory, TextAction, TextObservation, max_concurrent_envs=max_sessions)
+    app = FastAPI(title=f"agentenvs {env_id} over OpenEnv", version=agentenvs.__version__)
+    server = SessionLimits(
+        factory,
+        TextAction,
+        TextObservation,
+        concurrency_config=ConcurrencyConfig(max_concurrent_envs=max_sessions, session_timeout=session_timeout_s),
+        max_sessions_per_client=max_sessions_per_client,
+    )
+    server.register_routes(app)
 
     async def bad_request(request: Request, error: Exception) -> Response:
         assert isinstance(error, BadRequest)
@@ -331,8 +471,9 @@ def create_app(
     app.add_exception_handler(BadRequest, bad_request)
     app.add_exception_handler(RequestValidationError, invalid)
     app.add_exception_handler(StarletteHTTPException, http_error)
-    app.add_middleware(RequestBodyLimitMiddleware, max_body_size=max_body_bytes)  # 413 beyond it
-    app.add_middleware(WebSocketGuard)
+    app.add_middleware(BodyLimit, max_body_bytes=max_body_bytes)  # 413 beyond it
+    app.add_middleware(WebSocketGuard, server=server)
+    app.add_middleware(ClientAddress)
     return app
 
 

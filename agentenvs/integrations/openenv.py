@@ -2,7 +2,8 @@
 
 :func:`serve` runs OpenEnv's own server (``create_fastapi_app`` around an OpenEnv
 ``Environment``) on loopback by default. As in OpenEnv, each WebSocket connection to ``/ws``
-is a session with its own env (``max_sessions`` at once): that is how an episode is played,
+is a session with its own env (``max_sessions`` at once, ``max_sessions_per_client`` per remote
+address, each destroyed after ``session_timeout_s`` idle or when its client hangs up): that is how an episode is played,
 with OpenEnv's ``EnvClient`` (:class:`TextEnvClient` here). The HTTP ``/reset`` and ``/step``
 routes are OpenEnv's stateless ones (a fresh env per request), and ``/health``, ``/schema``,
 ``/metadata`` and ``/state`` are there too. Actions are ``{"action": text}``
@@ -24,11 +25,12 @@ Importing this module does not import ``openenv-core``; its functions and classe
 
 from __future__ import annotations
 
+import ipaddress
 import sys
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from agentenvs.core.checks import check_bool, check_int, check_str
+from agentenvs.core.checks import check_bool, check_float, check_int, check_str
 
 if TYPE_CHECKING:
     from fastapi import FastAPI
@@ -47,6 +49,8 @@ DEFAULT_PORT = 8000
 DEFAULT_MAX_SESSIONS = 16
 DEFAULT_MAX_BODY_BYTES = 1 << 20
 """1 MiB: an action of ``MAX_ACTION_CHARS`` (65,536) characters fits four bytes each."""
+DEFAULT_SESSION_TIMEOUT_S = 300.0
+"""A session with no message for this long is destroyed, so an idle client cannot hold its slot."""
 
 _CLASSES = ("BadRequest", "EpisodeState", "Server", "TextAction", "TextEnvClient", "TextEnvironment", "TextObservation")
 
@@ -87,6 +91,8 @@ def create_app(
     *,
     max_sessions: int = DEFAULT_MAX_SESSIONS,
     max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
+    session_timeout_s: float | None = DEFAULT_SESSION_TIMEOUT_S,
+    max_sessions_per_client: int | None = None,
     expose_privileged: bool = False,
     **env_kwargs: Any,
 ) -> FastAPI:
@@ -96,6 +102,13 @@ def create_app(
         env_id: A registered agentenvs id.
         max_sessions: WebSocket sessions at once (each has its own env).
         max_body_bytes: Longest request body and WebSocket message; longer bodies get 413.
+        session_timeout_s: A session (a ``/ws`` connection, or one made by ``openenv/session/create``
+            over ``/mcp``) with no message for this long is destroyed and its slot freed (OpenEnv's
+            reaper checks every ``max(session_timeout_s / 4, 5)`` seconds); None keeps sessions
+            until their client hangs up or closes them.
+        max_sessions_per_client: Sessions one remote address may hold at once; None: half of
+            ``max_sessions``, at least 1. A client over it is refused like one over
+            ``max_sessions`` (a ``CAPACITY_REACHED`` error frame, a JSON-RPC error over ``/mcp``).
         expose_privileged: Send ``info["privileged"]`` (gold answers, target products, expert
             plans) to clients. Off by default: the client is usually the agent.
         **env_kwargs: Passed to ``gym.make`` for every session's env (checked now).
@@ -104,14 +117,28 @@ def create_app(
     env_id = check_str(owner, "env_id", env_id)
     max_sessions = check_int(owner, "max_sessions", max_sessions, minimum=1)
     max_body_bytes = check_int(owner, "max_body_bytes", max_body_bytes, minimum=1024)
+    session_timeout_s = check_float(
+        owner, "session_timeout_s", session_timeout_s, minimum=0.0, min_inclusive=False, optional=True
+    )
+    per_client = check_int(owner, "max_sessions_per_client", max_sessions_per_client, minimum=1, optional=True)
     expose_privileged = check_bool(owner, "expose_privileged", expose_privileged)
     return _import_openenv().create_app(
         env_id,
         max_sessions=max_sessions,
         max_body_bytes=max_body_bytes,
+        session_timeout_s=session_timeout_s,
+        max_sessions_per_client=max(1, max_sessions // 2) if per_client is None else per_client,
         expose_privileged=expose_privileged,
         **env_kwargs,
     )
+
+
+def _is_loopback(host: str) -> bool:
+    """Whether ``host`` names this machine only (``localhost``, 127.0.0.0/8, ``::1``)."""
+    try:
+        return host == "localhost" or ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
 
 
 def make_server(
@@ -121,6 +148,8 @@ def make_server(
     *,
     max_sessions: int = DEFAULT_MAX_SESSIONS,
     max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
+    session_timeout_s: float | None = DEFAULT_SESSION_TIMEOUT_S,
+    max_sessions_per_client: int | None = None,
     log_level: str = "warning",
     on_start: Callable[[str], None] | None = None,
     **env_kwargs: Any,
@@ -133,6 +162,9 @@ def make_server(
         port: Port to listen on; 0 picks a free one (``on_start`` receives the URL).
         max_sessions: See :func:`create_app`.
         max_body_bytes: See :func:`create_app`.
+        session_timeout_s: See :func:`create_app`.
+        max_sessions_per_client: See :func:`create_app`; None on a loopback ``host``: ``max_sessions``
+            (every local client has the same address), elsewhere half of it.
         log_level: uvicorn's log level.
         on_start: Called with the server's URL once it listens.
         **env_kwargs: Passed to ``gym.make``.
@@ -142,7 +174,18 @@ def make_server(
     port = check_int(owner, "port", port, minimum=0, maximum=65535)
     log_level = check_str(owner, "log_level", log_level)
     openenv = _import_openenv()
-    app = create_app(env_id, max_sessions=max_sessions, max_body_bytes=max_body_bytes, **env_kwargs)
+    if max_sessions_per_client is None and _is_loopback(host):
+        # Every client of a loopback server has one address (a local trainer's many rollouts
+        # included): a per-address cap would only cut that trainer in half.
+        max_sessions_per_client = check_int(owner, "max_sessions", max_sessions, minimum=1)
+    app = create_app(
+        env_id,
+        max_sessions=max_sessions,
+        max_body_bytes=max_body_bytes,
+        session_timeout_s=session_timeout_s,
+        max_sessions_per_client=max_sessions_per_client,
+        **env_kwargs,
+    )
     import uvicorn
 
     config = uvicorn.Config(
@@ -158,6 +201,8 @@ def serve(
     *,
     max_sessions: int = DEFAULT_MAX_SESSIONS,
     max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
+    session_timeout_s: float | None = DEFAULT_SESSION_TIMEOUT_S,
+    max_sessions_per_client: int | None = None,
     log_level: str = "warning",
     **env_kwargs: Any,
 ) -> None:
@@ -180,6 +225,8 @@ def serve(
         port,
         max_sessions=max_sessions,
         max_body_bytes=max_body_bytes,
+        session_timeout_s=session_timeout_s,
+        max_sessions_per_client=max_sessions_per_client,
         log_level=log_level,
         on_start=announce,
         **env_kwargs,

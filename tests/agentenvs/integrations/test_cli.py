@@ -114,6 +114,8 @@ def test_info_shows_spec_action_format_modes_splits_and_tasks(capsys):
         (["play", "SearchQA-v0", "--episodes", "0"], "--episodes must be >= 1"),
         (["play", "SearchQA-v0", "--task", "nope"], "unknown task_id 'nope'"),
         (["serve", "SearchQA-v0", "--port", "70000"], "port must be an integer in [0, 65535]"),
+        (["serve", "SearchQA-v0", "--session-timeout", "0"], "session_timeout_s must be"),
+        (["serve", "SearchQA-v0", "--max-sessions-per-client", "0"], "max_sessions_per_client must be"),
     ],
 )
 def test_bad_arguments_are_usage_errors_naming_them(argv, message, capsys):
@@ -127,7 +129,14 @@ HELP_LISTS = {
     "list": [],
     "info": ["ENV_ID", "--env-arg KEY=VALUE"],
     "play": ["ENV_ID", "--env-arg KEY=VALUE", "--seed INT", "--episodes INT", "--task"],
-    "serve": ["--env-arg KEY=VALUE", "--host STR", "--port INT", "--max-sessions INT", "--expose-privileged"],
+    "serve": [
+        "--env-arg KEY=VALUE",
+        "--host STR",
+        "--port INT",
+        "--max-sessions INT",
+        "--session-timeout",
+        "--expose-privileged",
+    ],
     "pregenerate": ["--count INT", "--seed INT", "--workers INT", "--cache-dir", "--time-limit FLOAT", "--quiet"],
 }
 

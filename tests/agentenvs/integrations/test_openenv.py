@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import json
+import logging
 import socket
 import threading
 import time
@@ -25,13 +28,11 @@ MAX_BODY_BYTES = 1 << 18
 START_TIMEOUT_S = 60.0
 
 
-@pytest.fixture(scope="module")
-def server_url() -> Iterator[str]:
-    """SearchQA-v0 served on 127.0.0.1, a free port; stopped (and waited for) after the module."""
+@contextlib.contextmanager
+def serving(env_id: str = "SearchQA-v0", **options) -> Iterator[str]:
+    """``env_id`` served on 127.0.0.1, a free port; stopped (and waited for) on exit."""
     urls: list[str] = []
-    server = make_server(
-        "SearchQA-v0", port=0, max_sessions=MAX_SESSIONS, max_body_bytes=MAX_BODY_BYTES, on_start=urls.append
-    )
+    server = make_server(env_id, port=0, on_start=urls.append, **options)
     thread = threading.Thread(target=server.run, name="openenv-test-server", daemon=True)
     thread.start()
     deadline = time.monotonic() + START_TIMEOUT_S
@@ -44,6 +45,12 @@ def server_url() -> Iterator[str]:
         server.should_exit = True
         thread.join(timeout=15)
         assert not thread.is_alive(), "the server did not stop"
+
+
+@pytest.fixture(scope="module")
+def server_url() -> Iterator[str]:
+    with serving(max_sessions=MAX_SESSIONS, max_sessions_per_client=MAX_SESSIONS, max_body_bytes=MAX_BODY_BYTES) as url:
+        yield url
 
 
 @pytest.fixture(scope="module")
@@ -232,13 +239,20 @@ def test_malformed_http_requests_get_a_4xx(server_url, method, path, body, heade
         response.json()  # well-formed JSON, whatever the request held
 
 
-def test_a_chunked_body_over_the_limit_gets_413(server_url):
-    def chunks():
-        for _ in range(8):
-            yield b"x" * (MAX_BODY_BYTES // 4)
+@pytest.mark.parametrize("path", ["/step", "/reset", "/mcp"])
+@pytest.mark.parametrize("chunked", [True, False])
+def test_a_body_over_the_limit_gets_413_however_it_is_sent(server_url, path, chunked):
+    """Before, ``/mcp`` answered a chunked body over the limit with 200 (a JSON-RPC parse error)."""
+    body = b'{"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {}}' + b" " * (2 * MAX_BODY_BYTES)
 
-    response = requests.post(server_url + "/step", data=chunks(), headers={"content-type": "application/json"})
-    assert response.status_code == 413
+    def chunks():
+        for start in range(0, len(body), MAX_BODY_BYTES // 4):
+            yield body[start : start + MAX_BODY_BYTES // 4]
+
+    headers = {"content-type": "application/json"}
+    response = requests.post(server_url + path, data=chunks() if chunked else body, headers=headers, timeout=30)
+    assert response.status_code == 413, (response.status_code, response.text[:200])
+    assert str(MAX_BODY_BYTES) in response.json()["detail"]
 
 
 @pytest.mark.parametrize(
@@ -346,3 +360,119 @@ def test_a_session_whose_first_reset_named_an_unknown_task_plays_on(server_url):
         connection.send(json.dumps({"type": "step", "data": {"action": "<answer>x</answer>"}}))
         reply = json.loads(connection.recv(timeout=30))
         assert reply["type"] == "observation" and reply["data"]["done"], reply
+
+
+def create_mcp_session(url: str) -> dict:
+    """``openenv/session/create`` over HTTP ``/mcp``: a session that no connection keeps."""
+    request = {"jsonrpc": "2.0", "id": 1, "method": "openenv/session/create", "params": {}}
+    return requests.post(url + "/mcp", json=request, timeout=30).json()
+
+
+def test_idle_sessions_time_out_and_free_their_slots():
+    """Before, sessions made over /mcp (or idle WebSockets) held every slot for ever."""
+    with serving(max_sessions=2, max_sessions_per_client=2, session_timeout_s=0.5) as url:
+        assert all("result" in create_mcp_session(url) for _ in range(2))
+        assert "error" in create_mcp_session(url)  # full, for now
+        # OpenEnv's reaper wakes every 5 s; a generous deadline keeps a loaded machine from failing this.
+        deadline = time.monotonic() + 60
+        while "result" not in create_mcp_session(url):
+            assert time.monotonic() < deadline, "idle sessions were never destroyed"
+            time.sleep(0.5)
+
+
+def test_an_idle_websocket_session_times_out_and_its_connection_is_told():
+    with serving(max_sessions=1, max_sessions_per_client=1, session_timeout_s=0.5) as url:
+        with ws_client.connect(url.replace("http://", "ws://") + "/ws", open_timeout=10) as connection:
+            connection.send(json.dumps({"type": "reset", "data": {"seed": 0}}))
+            assert json.loads(connection.recv(timeout=30))["type"] == "observation"
+            deadline = time.monotonic() + 60  # the reaper wakes every 5 s
+            while "result" not in (created := create_mcp_session(url)):
+                assert time.monotonic() < deadline, "the idle WebSocket session kept its slot"
+                time.sleep(0.5)
+            # Its slot is someone else's now: the old connection may not play on.
+            connection.send(json.dumps({"type": "step", "data": {"action": "<answer>x</answer>"}}))
+            reply = json.loads(connection.recv(timeout=30))
+            assert reply["type"] == "error" and "timed out" in reply["data"]["message"], reply
+        assert created["result"]["session_id"]
+
+
+def test_one_client_cannot_take_every_slot():
+    with serving(max_sessions=4, max_sessions_per_client=2) as url:
+        assert all("result" in create_mcp_session(url) for _ in range(2))
+        refused = create_mcp_session(url)
+        assert "max_sessions_per_client=2" in refused["error"]["message"], refused
+        with ws_client.connect(url.replace("http://", "ws://") + "/ws", open_timeout=10) as extra:
+            reply = json.loads(extra.recv(timeout=30))
+            assert reply["data"]["code"] == "CAPACITY_REACHED" and "per_client" in reply["data"]["message"]
+    with serving(max_sessions=3) as url:  # loopback: every local client (a trainer's rollouts) is one address
+        assert all("result" in create_mcp_session(url) for _ in range(3))
+    from agentenvs.integrations.openenv import _is_loopback
+
+    assert _is_loopback("127.0.0.1") and _is_loopback("::1") and _is_loopback("localhost")
+    assert not _is_loopback("0.0.0.0") and not _is_loopback("10.1.2.3") and not _is_loopback("example.org")
+    with pytest.raises(ValueError, match="max_sessions_per_client"):
+        create_app("SearchQA-v0", max_sessions_per_client=0)
+    with pytest.raises(ValueError, match="session_timeout_s"):
+        create_app("SearchQA-v0", session_timeout_s=0)
+
+
+class Records(logging.Handler):
+    def __init__(self) -> None:
+        super().__init__(logging.DEBUG)
+        self.messages: list[str] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.messages.append(
+            f"{record.getMessage()} {record.exc_info[1]!r}" if record.exc_info else record.getMessage()
+        )
+
+
+def test_a_client_hanging_up_mid_reply_is_not_logged_as_a_server_error():
+    """Before, uvicorn logged ``Exception in ASGI application`` (``WebSocketDisconnected``)."""
+    records = Records()
+    logger = logging.getLogger("uvicorn.error")  # where uvicorn reports an application's exceptions
+    logger.addHandler(records)
+    try:
+        with serving(max_sessions=4, max_sessions_per_client=4) as url:
+            for _ in range(10):  # whether the reply to the reset meets the hang-up is a race: try a few
+                with ws_client.connect(url.replace("http://", "ws://") + "/ws", open_timeout=10) as connection:
+                    connection.send(json.dumps({"type": "reset", "data": {"seed": 0}}))
+            open_session(url).close()  # the hung-up sessions' slots are free again
+    finally:
+        logger.removeHandler(records)
+    assert not [message for message in records.messages if "Exception" in message], records.messages
+
+
+def test_the_websocket_guard_ends_a_session_quietly_when_the_reply_meets_a_hang_up():
+    """The race above, made certain: OpenEnv's handler fails sending to a client that is gone."""
+    from starlette.websockets import WebSocketDisconnected
+
+    from agentenvs.integrations._openenv import WebSocketGuard
+
+    async def handler(scope, receive, send) -> None:
+        raise WebSocketDisconnected('Cannot call "send" once a close message has been sent.')
+
+    async def receive() -> dict:
+        return {"type": "websocket.disconnect", "code": 1006}
+
+    async def send(message) -> None:
+        raise AssertionError("nothing is sent to a client that is gone")
+
+    asyncio.run(WebSocketGuard(handler)({"type": "websocket"}, receive, send))  # raises nothing
+
+
+def test_alfworld_game_paths_on_the_server_reach_no_client():
+    """Before, every ALFWorld info sent ``game_file``: the game's absolute path on the server."""
+    with serving("ALFWorld-v0", max_sessions=2) as url:
+        ws_url = url.replace("http://", "ws://") + "/ws"
+        with ws_client.connect(ws_url, open_timeout=10, max_size=None) as connection:
+            for message in ({"type": "reset", "data": {"seed": 0}}, {"type": "step", "data": {"action": "look"}}):
+                connection.send(json.dumps(message))
+                reply = connection.recv(timeout=60)
+                info = json.loads(reply)["data"]["observation"]["info"]
+                assert info["task_id"] and "game_file" not in info and "game.tw-pddl" not in reply, reply[:300]
+    environment = TextEnvironment("ALFWorld-v0", expose_privileged=True)  # a trusted client may have it
+    try:
+        assert environment.reset(seed=0).info["game_file"].endswith("game.tw-pddl")
+    finally:
+        environment.close()
