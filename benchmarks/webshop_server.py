@@ -36,7 +36,7 @@ def free_port() -> int:
 def walk(engine: WebShopEngine, goals, index: int) -> list[str]:
     """The URLs one shopper visits for goal ``index``."""
     goal = goals[index % len(goals)]
-    sid = f"fixed_{index % len(goals)}"
+    sid = f"fixed_{index % len(goals)}-{index}"  # a session of its own on that goal
     keywords = " ".join(goal.instruction_text.lower().split())
     options = dict(list(goal.goal_options.items())[:1]) if isinstance(goal.goal_options, dict) else {}
     return [

@@ -210,7 +210,7 @@ def fuzz_routes(app: Flask, *, requests: int, seed: int) -> RouteFuzzReport:
     engine_products: dict[str, Any] = app.extensions["webshop_engine"].products
     asins = sorted(engine_products)
     options = {asin: engine_products[asin].options for asin in asins}
-    session_ids = ["fixed_0", "fixed_1", "fuzz-session"]
+    session_ids = ["fixed_0-fuzz", "fixed_1-fuzz", "fuzz-session"]  # bare fixed_<n> only redirects
     for sid in session_ids:
         client.get(f"/{sid}")
     report = RouteFuzzReport()

@@ -1,13 +1,26 @@
 """The shop for people: a Flask app over the same engine as the env.
 
 URLs follow the original site, with the session id in each: ``/<session>`` (search page;
-a new id starts a session, ``fixed_<n>`` takes goal ``n`` of the shuffled goal list, any
-other new id a goal drawn by weight), ``/search_results/<session>/<query>/<page>``,
+a new id starts a session on a goal drawn by weight), ``/search_results/<session>/<query>/<page>``,
 ``/item_page/<session>/<asin>/<query>/<page>/<options>``,
 ``/item_sub_page/<session>/<asin>/<query>/<page>/<sub page>/<options>`` and
 ``/done/<session>/<asin>/<options>`` (the purchase and its reward). Options travel as
 JSON. Pages carry all navigation state, so sessions only hold their goal and result, and
 one session's requests never touch another's.
+
+``fixed_<n>`` names goal ``n`` of the shuffled goal list, not a session: every visit to
+``/fixed_<n>`` starts a fresh session of its own on that goal and redirects to it
+(``/fixed_<n>-<16 hex digits>``; a search form posted to ``/fixed_<n>``, as the original
+WebShop's scripts do, goes to that new session's results). So one visitor's purchase never
+shows to another, and the original ``fixed_<n>`` URLs still work as entry points. A client
+may also name its own session ``fixed_<n>-<anything>``: a new such id starts a session on
+goal ``n``, a known one continues it.
+
+The store holds at most ``max_sessions`` sessions. A session is live while it was used in
+the last ``session_idle_s`` seconds (default 30 minutes); only sessions idle longer may be
+evicted (the least recently used first) to make room, so a flood of new sessions cannot push
+out a shopper's live one: once the store is full of live sessions, a new one is refused with
+429 and a ``Retry-After`` saying when the idlest session can give way.
 
 Bad input gets a 4xx with a plain-text message, never a 500: an unknown session (404),
 a malformed session id, query, page number or options (400), an unknown product or
@@ -17,23 +30,26 @@ Example:
     >>> from agentenvs.webshop.engine import WebShopEngine
     >>> app = create_app(WebShopEngine.generated(num_products=50, cache_index=False))
     >>> client = app.test_client()
-    >>> client.get("/fixed_0").status_code, client.get("/search_results/nobody/x/1").status_code
-    (200, 404)
+    >>> client.get("/fixed_0").headers["Location"][:9], client.get("/search_results/nobody/x/1").status_code
+    ('/fixed_0-', 404)
 """
 
 from __future__ import annotations
 
 import json
+import math
 import random
 import re
 import secrets
 import threading
+import time
 from collections import OrderedDict
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 from flask import Flask, Response, abort, redirect, request
-from werkzeug.exceptions import HTTPException
+from werkzeug.exceptions import HTTPException, TooManyRequests
 
 from agentenvs.webshop.data import Goal, shuffle_goals
 from agentenvs.webshop.engine import MAX_QUERY_CHARS, WebShopEngine
@@ -43,7 +59,10 @@ from agentenvs.webshop.reward import Reward
 # fullmatch and [0-9], not ``$`` and ``\d``: "$" admits a trailing newline, "\d" any
 # Unicode digit ("fixed_١" would silently be goal 1).
 SESSION_ID = re.compile(r"[A-Za-z0-9_-]{1,64}")
-FIXED_SESSION = re.compile(r"fixed_([0-9]{1,9})")
+# ``fixed_<n>`` alone is an entry point (a fresh session per visit); with a suffix it is a session.
+FIXED_GOAL = re.compile(r"fixed_([0-9]{1,9})")
+FIXED_SESSION = re.compile(r"fixed_([0-9]{1,9})-[A-Za-z0-9_-]+")
+SESSION_IDLE_S = 30 * 60.0
 MAX_PAGE = 1000
 MAX_OPTIONS_CHARS = 2000
 OPTIONS_FORMAT = 'Options must be a flat JSON object of strings such as {"color": "black"}.'
@@ -89,58 +108,137 @@ class ServerSession:
     done: bool = False
     reward: Reward | None = None
     purchased_asin: str = ""
+    last_used: float = 0.0
 
 
 class SessionStore:
-    """Sessions by id, at most ``capacity`` (the least recently used go first); thread-safe."""
+    """Sessions by id, at most ``capacity``; thread-safe.
 
-    def __init__(self, goals: list[Goal], capacity: int, seed: int) -> None:
+    Only a session idle for more than ``idle_s`` seconds (by ``clock``) may be evicted to make
+    room; when every session is live a new one is refused with 429.
+
+    >>> from types import SimpleNamespace
+    >>> now = [0.0]  # a hand-moved clock
+    >>> store = SessionStore([SimpleNamespace(weight=1.0)], capacity=1, seed=0, idle_s=60, clock=lambda: now[0])
+    >>> _ = store.open("alice")
+    >>> store.retry_after()  # alice is live for 60 s more
+    60
+    >>> now[0] = 61.0
+    >>> _ = store.open("bob")  # alice idled out, so bob takes her place
+    >>> len(store), store.retry_after()
+    (1, 60)
+    """
+
+    def __init__(
+        self,
+        goals: list[Goal],
+        capacity: int,
+        seed: int,
+        *,
+        idle_s: float = SESSION_IDLE_S,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        if capacity < 1 or not idle_s > 0:
+            raise ValueError(f"SessionStore needs capacity >= 1 and idle_s > 0, got {capacity} and {idle_s}.")
         self.goals = goals
         self.capacity = capacity
+        self.idle_s = idle_s
+        self.clock = clock
         self._weights = [goal.weight for goal in goals]
         self._rng = random.Random(seed)
+        # Least recently used first, so the first entry is always the idlest.
         self._sessions: OrderedDict[str, ServerSession] = OrderedDict()
         self._lock = threading.Lock()
 
-    def open(self, session_id: str) -> ServerSession:
-        """The session ``session_id``, created when new."""
+    def goal(self, index: int) -> Goal:
+        """Goal ``index`` (404 naming the valid range when there is none)."""
+        if index >= len(self.goals):
+            abort(
+                404, f"No goal {index}: this shop has {len(self.goals)} goals (fixed_0 .. fixed_{len(self.goals) - 1})."
+            )
+        return self.goals[index]
+
+    def open(self, session_id: str, goal: Goal | None = None) -> ServerSession:
+        """The session ``session_id``, created when new (on ``goal``, its ``fixed_<n>-`` goal or a drawn one).
+
+        Raises a 429 when the store is full of live sessions.
+        """
         with self._lock:
+            now = self.clock()
             session = self._sessions.get(session_id)
             if session is None:
-                fixed = FIXED_SESSION.fullmatch(session_id)
-                if fixed is not None:
-                    index = int(fixed.group(1))
-                    if index >= len(self.goals):
-                        abort(
-                            404,
-                            f"No goal {index}: this shop has {len(self.goals)} goals (fixed_0 .. fixed_{len(self.goals) - 1}).",
-                        )
-                    goal = self.goals[index]
-                else:
-                    goal = self._rng.choices(self.goals, self._weights)[0]
+                if goal is None:
+                    fixed = FIXED_SESSION.fullmatch(session_id)
+                    if fixed is not None:
+                        goal = self.goal(int(fixed.group(1)))
+                    else:
+                        goal = self._rng.choices(self.goals, self._weights)[0]
+                self._make_room(now)
                 session = self._sessions[session_id] = ServerSession(goal)
-                if len(self._sessions) > self.capacity:
-                    self._sessions.popitem(last=False)
-            self._sessions.move_to_end(session_id)
+            self._touch(session_id, session, now)
             return session
 
     def get(self, session_id: str) -> ServerSession:
-        """An existing session (404 when unknown)."""
+        """An existing session (404 when unknown); using it keeps it live."""
         with self._lock:
             session = self._sessions.get(session_id)
+            if session is not None:
+                self._touch(session_id, session, self.clock())
         if session is None:
             abort(404, f"Unknown session {session_id!r}: start one at /<new session id>.")
         return session
+
+    def retry_after(self) -> int:
+        """Whole seconds until a new session could get a place (0: there is room now)."""
+        with self._lock:
+            return self._retry_after(self.clock())
+
+    def _retry_after(self, now: float) -> int:
+        if len(self._sessions) < self.capacity:
+            return 0
+        idlest = next(iter(self._sessions.values()))
+        wait = idlest.last_used + self.idle_s - now
+        # Idle exactly ``idle_s`` is still live (evictable only when idle longer), hence at least 1 s.
+        return 0 if wait < 0 else max(1, math.ceil(wait))
+
+    def _make_room(self, now: float) -> None:
+        while len(self._sessions) >= self.capacity:
+            wait = self._retry_after(now)
+            if wait > 0:
+                raise TooManyRequests(
+                    f"The shop is full ({self.capacity} sessions in use); try again in {wait} s.",
+                    retry_after=wait,
+                )
+            self._sessions.popitem(last=False)
+
+    def _touch(self, session_id: str, session: ServerSession, now: float) -> None:
+        session.last_used = now
+        self._sessions.move_to_end(session_id)
 
     def __len__(self) -> int:
         return len(self._sessions)
 
 
-def create_app(engine: WebShopEngine, *, max_sessions: int = 10_000, seed: int = 0) -> Flask:
-    """A Flask app serving ``engine``'s shop (see the module docstring)."""
+def create_app(
+    engine: WebShopEngine,
+    *,
+    max_sessions: int = 10_000,
+    seed: int = 0,
+    session_idle_s: float = SESSION_IDLE_S,
+    clock: Callable[[], float] = time.monotonic,
+) -> Flask:
+    """A Flask app serving ``engine``'s shop (see the module docstring).
+
+    Args:
+        engine: The shop's products, goals and search.
+        max_sessions: Most sessions held at once (memory stays bounded).
+        seed: Seed of the goal order and of drawn goals.
+        session_idle_s: Seconds after its last request that a session may be evicted for a new one.
+        clock: Seconds, monotonic; tests inject a fake one.
+    """
     app = Flask(__name__)
     app.config["MAX_CONTENT_LENGTH"] = 16 * 1024
-    store = SessionStore(shuffle_goals(engine.goals), max_sessions, seed)
+    store = SessionStore(shuffle_goals(engine.goals), max_sessions, seed, idle_s=session_idle_s, clock=clock)
     app.extensions["webshop_sessions"] = store
     app.extensions["webshop_engine"] = engine
     search_lock = threading.Lock()
@@ -190,7 +288,11 @@ def create_app(engine: WebShopEngine, *, max_sessions: int = 10_000, seed: int =
     def plain_error(error: HTTPException) -> Response:
         # Messages may quote the request; backslashreplace keeps a surrogate from turning a 4xx into a 500.
         text = f"{error.code} {error.name}: {error.description}\n".encode("utf-8", "backslashreplace")
-        return Response(text, status=error.code, mimetype="text/plain")
+        response = Response(text, status=error.code, mimetype="text/plain")
+        for name, value in error.get_headers():
+            if name.lower() == "retry-after":
+                response.headers[name] = value
+        return response
 
     @app.route("/")
     def home() -> Any:
@@ -198,6 +300,15 @@ def create_app(engine: WebShopEngine, *, max_sessions: int = 10_000, seed: int =
 
     @app.route("/<session_id>", methods=["GET", "POST"])
     def index(session_id: str) -> Any:
+        fixed = FIXED_GOAL.fullmatch(session_id)
+        if fixed is not None:
+            # A goal, not a session: each visitor gets a fresh session of their own on it.
+            goal = store.goal(int(fixed.group(1)))
+            searched = request.method == "POST" and "search_query" in request.form
+            keywords = check_query(request.form["search_query"]) if searched else ""
+            session_id = f"{session_id}-{secrets.token_hex(8)}"
+            store.open(session_id, goal)
+            return redirect(results_url(session_id, keywords, 1) if searched else f"/{session_id}")
         session = store.open(check_session_id(session_id))
         if request.method == "POST" and "search_query" in request.form:
             keywords = check_query(request.form["search_query"])

@@ -63,6 +63,7 @@ def test_search_open_choose_buy_in_a_browser(browser, shop, engine: WebShopEngin
     goal = goals[index]
     page = browser.new_page()
     page.goto(f"{base}/fixed_{index}")
+    session_id = page.url.rsplit("/", 1)[1]  # /fixed_<n> redirects to a fresh session of our own
     assert goal.instruction_text in page.inner_text("#instruction-text")
     page.fill("#search_input", goal.instruction_text)
     page.click("button:has-text('Search')")
@@ -83,4 +84,4 @@ def test_search_open_choose_buy_in_a_browser(browser, shop, engine: WebShopEngin
     assert screenshot.stat().st_size > 0
     assert "Thank you for shopping with us!" in page.inner_text("body")
     assert page.inner_text("#reward pre") == "1.0"
-    assert app.extensions["webshop_sessions"].get(f"fixed_{index}").reward.total == 1.0
+    assert app.extensions["webshop_sessions"].get(session_id).reward.total == 1.0
