@@ -19,9 +19,16 @@ def main(argv: list[str] | None = None) -> int:
     )
     serve.add_argument("--human-goals", action="store_true", help="with --data-path: use items_human_ins.json")
     serve.add_argument("--show-attrs", action="store_true", help="offer the Attributes sub-page")
+    serve.add_argument("--max-sessions", type=int, default=10_000, help="most sessions held at once")
+    serve.add_argument(
+        "--session-idle",
+        type=float,
+        default=None,
+        help="seconds after its last request that a session may give way to a new one (default: 30 minutes)",
+    )
     args = parser.parse_args(argv)
 
-    from agentenvs.webshop.app import create_app
+    from agentenvs.webshop.app import SESSION_IDLE_S, create_app
     from agentenvs.webshop.engine import WebShopEngine
     from agentenvs.webshop.env import official_files
 
@@ -32,7 +39,8 @@ def main(argv: list[str] | None = None) -> int:
             args.data_path, None, None, "human" if args.human_goals else "synthetic"
         )
         engine = WebShopEngine.from_files(products, attributes, human, seed=args.seed, show_attrs=args.show_attrs)
-    app = create_app(engine, seed=args.seed)
+    idle_s = SESSION_IDLE_S if args.session_idle is None else args.session_idle
+    app = create_app(engine, seed=args.seed, max_sessions=args.max_sessions, session_idle_s=idle_s)
     print(
         f"WebShop: {len(engine.products)} products, {len(engine.goals)} goals; open http://{args.host}:{args.port}/",
         file=sys.stderr,

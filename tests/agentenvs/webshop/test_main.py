@@ -27,7 +27,8 @@ def test_serve_answers_on_loopback():
         sock.bind(("127.0.0.1", 0))
         port = sock.getsockname()[1]
     server = subprocess.Popen(
-        [sys.executable, "-m", "agentenvs.webshop", "serve", "--port", str(port), "--num-products", "100"],
+        [sys.executable, "-m", "agentenvs.webshop", "serve", "--port", str(port), "--num-products", "100"]
+        + ["--max-sessions", "4", "--session-idle", "5"],
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
     )
