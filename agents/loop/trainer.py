@@ -52,7 +52,7 @@ from agents.runs.checkpoint import (
 )
 from agents.runs.credit_record import RECORD_DIR, credit_records, drop_steps_after, write_step
 from agents.runs.lock import RunLock
-from agents.runs.resume import check_resumed_config, refuse_fresh_start
+from agents.runs.resume import check_resume, refuse_fresh_start
 
 if TYPE_CHECKING:
     from torch.utils.tensorboard import SummaryWriter
@@ -184,13 +184,13 @@ class Trainer:
             refuse_fresh_start(self.output_dir, RUN_RECORDS, type(config).__name__)
         elif latest_checkpoint(self.output_dir) is not None:
             checkpoint = read_checkpoint(self.output_dir)  # the newest intact one; none intact: an error
-            self._check_resumed_config(run, checkpoint.state.get("config"))
+            check_resume(self.output_dir, run, config, checkpoint_config=checkpoint.state.get("config"))
             self._restore(checkpoint)
             for path in (metrics_path, self.output_dir / CREDIT_EXAMPLES_FILE):
                 truncate_jsonl(path, self.step)
             drop_steps_after(self.output_dir, self.step)
         else:  # resuming a run killed before its first checkpoint (same settings): its records start again
-            self._check_resumed_config(run, None)
+            check_resume(self.output_dir, run, config)
             metrics_path.unlink(missing_ok=True)
             (self.output_dir / CREDIT_EXAMPLES_FILE).unlink(missing_ok=True)
             drop_steps_after(self.output_dir, -1)
@@ -479,18 +479,6 @@ class Trainer:
             "env": self.env_id,
         }
         return save_checkpoint(self.output_dir, self.step, self.policy.trainable_state_dict(), state)
-
-    def _check_resumed_config(self, run: dict[str, Any], checkpoint_config: dict[str, Any] | None) -> None:
-        changed = check_resumed_config(
-            self.output_dir,
-            run,
-            owner=type(self.config).__name__,
-            ignored=self.config.RESUME_MAY_CHANGE,
-            allow_changes=self.config.resume_changed_config,
-            checkpoint_config=checkpoint_config,
-        )
-        if changed:
-            print(f"resuming with changed settings (resume_changed_config=True): {', '.join(changed)}", flush=True)
 
     def _restore(self, checkpoint: Checkpoint) -> None:
         step, weights, state = checkpoint.step, checkpoint.weights, checkpoint.state

@@ -22,6 +22,8 @@ from collections.abc import Collection, Mapping
 from pathlib import Path
 from typing import Any
 
+from agents.settings import RunSettings
+
 CONFIG_FILE = "config.json"
 
 
@@ -102,6 +104,27 @@ def check_resumed_config(
             f"{owner}.resume_changed_config=True to continue with the new ones"
         )
     return changed
+
+
+def check_resume(
+    folder: str | os.PathLike[str],
+    run: Mapping[str, Any],
+    config: RunSettings,
+    *,
+    checkpoint_config: Mapping[str, Any] | None = None,
+) -> None:
+    """:func:`check_resumed_config` with a run config's own rules (``RESUME_MAY_CHANGE``,
+    ``resume_changed_config``); says which settings a permitted resume changes."""
+    changed = check_resumed_config(
+        folder,
+        run,
+        owner=type(config).__name__,
+        ignored=config.RESUME_MAY_CHANGE,
+        allow_changes=config.resume_changed_config,
+        checkpoint_config=checkpoint_config,
+    )
+    if changed:
+        print(f"resuming with changed settings (resume_changed_config=True): {', '.join(changed)}", flush=True)
 
 
 def _shown(run: Mapping[str, Any], name: str) -> str:

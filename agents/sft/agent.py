@@ -36,7 +36,7 @@ from agents.loop.trainer import METRICS_FILE
 from agents.policy import TransformersPolicy
 from agents.runs.checkpoint import latest_checkpoint, truncate_jsonl
 from agents.runs.lock import RunLock
-from agents.runs.resume import check_resumed_config, refuse_fresh_start
+from agents.runs.resume import check_resume, refuse_fresh_start
 from agents.sft.config import SFTConfig
 from agents.sft.demonstrations import collect_demonstrations
 from agents.sft.trainer import SFTTrainer, tokenize_demonstrations, write_record
@@ -97,15 +97,7 @@ class SFTAgent:
             if not config.resume:
                 refuse_fresh_start(self.output_dir, SFT_RECORDS, type(config).__name__)
             elif latest_checkpoint(self.output_dir) is not None:
-                changed = check_resumed_config(
-                    self.output_dir,
-                    run,
-                    owner=type(config).__name__,
-                    ignored=config.RESUME_MAY_CHANGE,
-                    allow_changes=config.resume_changed_config,
-                )
-                if changed:
-                    print(f"resuming with changed settings (resume_changed_config=True): {', '.join(changed)}")
+                check_resume(self.output_dir, run, config)
             return self._learn(run)
 
     def _learn(self, run: dict[str, Any]) -> dict[str, Any]:
