@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from typing import Annotated, Any, Literal
 
 from agentenvs.core.checks import NON_EMPTY, Bounds, require
+from agentenvs.core.registration import check_env_kwargs
 from agents.algorithms import CREDIT_RULES, credit_options_of
 from agents.algorithms.grpo import ScaleRewards
 from agents.algorithms.loss import LossType
@@ -194,10 +195,10 @@ class GRPOConfig(LoraSettings, OptimSettings, PromptSettings, EnvSettings, RunSe
         """Checks ``credit_options`` against the options class of the rule ``credit`` names."""
         credit_options_of(self.credit, self.credit_options)
 
-    def check_env(self, env_id: str, *, field_name: str = "env_kwargs", **extra: Any) -> None:
+    def check_env(self, env_id: str) -> None:
         """Checks ``env_kwargs`` and ``eval_env_kwargs`` against the env's constructor (before a model loads)."""
-        super().check_env(env_id, field_name=field_name, **extra)
-        super().check_env(env_id, field_name="eval_env_kwargs", **{**extra, **self.eval_env_kwargs})
+        super().check_env(env_id)
+        check_env_kwargs(type(self).__name__, "eval_env_kwargs", env_id, self.eval_env_kwargs)
 
     def evaluation_env_kwargs(self, env_id: str) -> dict[str, Any]:
         """The held-out env's keyword arguments: ``env_kwargs`` on the held-out split, then ``eval_env_kwargs``."""

@@ -135,12 +135,12 @@ class EnvSettings(Settings):
             kwargs["split"] = held_out
         return kwargs
 
-    def check_env(self, env_id: str, *, field_name: str = "env_kwargs", **extra: Any) -> None:
-        """Checks the env id and these keyword arguments (plus ``extra``) against its constructor.
+    def check_env(self, env_id: str) -> None:
+        """Checks the env id and these keyword arguments against its constructor.
 
         Called before any model loads, so a misspelt keyword fails in a second, naming the field.
         """
-        check_env_kwargs(type(self).__name__, field_name, env_id, {**self.env_kwargs_with_limit(), **extra})
+        check_env_kwargs(type(self).__name__, "env_kwargs", env_id, self.env_kwargs_with_limit())
 
 
 @dataclass
