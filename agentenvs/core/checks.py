@@ -93,6 +93,11 @@ def is_integer(value: Any) -> bool:
     return isinstance(value, numbers.Integral | np.integer) and not isinstance(value, bool | np.bool_)
 
 
+def is_number(value: Any) -> bool:
+    """Whether ``value`` is a real number other than a bool (numpy numbers count; NaN too)."""
+    return isinstance(value, numbers.Real | np.integer | np.floating) and not isinstance(value, bool | np.bool_)
+
+
 @overload
 def check_int(
     owner: str,
@@ -178,7 +183,7 @@ def check_float(
         return None
     bounds = _range_text(minimum, maximum, min_inclusive, max_inclusive)
     expected = f"a finite number{bounds}{' or None' if optional else ''}"
-    if not isinstance(value, numbers.Real | np.integer | np.floating) or isinstance(value, bool | np.bool_):
+    if not is_number(value):
         raise WrongTypeError(f"{owner}.{name} must be {expected}, got {shown(value)}")
     number = float(value)
     if not math.isfinite(number) or not _in_range(number, minimum, maximum, min_inclusive, max_inclusive):
@@ -299,11 +304,7 @@ def _is_scalar(value: Any, kind: type) -> bool:
     if kind is int:
         return is_integer(value)
     if kind is float:
-        return (
-            isinstance(value, numbers.Real | np.integer | np.floating)
-            and not isinstance(value, bool | np.bool_)
-            and math.isfinite(float(value))
-        )
+        return is_number(value) and math.isfinite(float(value))
     return isinstance(value, kind)
 
 
