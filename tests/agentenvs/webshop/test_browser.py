@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import os
-import shutil
 import threading
 from html import escape
 
@@ -12,34 +10,13 @@ from werkzeug.serving import make_server
 
 from agentenvs.webshop.app import create_app
 from agentenvs.webshop.engine import WebShopEngine
-
-CHROMIUM = os.environ.get("AGENTENVS_CHROMIUM", "/usr/bin/chromium")
-CHROMIUM_FLAGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--no-first-run",
-    "--disable-dev-shm-usage",
-]
+from tests.support.browser import headless_chromium
 
 
 @pytest.fixture()
 def browser():
-    sync_api = pytest.importorskip("playwright.sync_api", reason="playwright (python) is not installed")
-    if shutil.which(CHROMIUM) is None and not os.path.isfile(CHROMIUM):
-        missing = f"no chromium at {CHROMIUM}: install Debian's chromium (scripts/setup.sh does with apt-get)"
-        if os.environ.get("CI"):
-            pytest.fail(missing)  # CI installs it: a skip there would hide a broken set-up
-        pytest.skip(missing)
-    with sync_api.sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_FLAGS)
-        try:
-            yield browser
-        finally:
-            browser.close()
+    with headless_chromium() as launched:
+        yield launched
 
 
 @pytest.fixture()

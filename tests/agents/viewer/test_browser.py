@@ -5,8 +5,6 @@ against the logged values, overlay the runs. Assertions are on the DOM, not on s
 from __future__ import annotations
 
 import json
-import os
-import shutil
 import threading
 
 import pytest
@@ -15,25 +13,13 @@ from werkzeug.serving import make_server
 from agents.viewer import create_app
 from agents.viewer.heatmap import colour, value_scales
 from tests.agents.viewer.conftest import probe_values
-
-CHROMIUM = os.environ.get("AGENTENVS_CHROMIUM", "/usr/bin/chromium")
-FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--no-first-run"]
+from tests.support.browser import headless_chromium
 
 
 @pytest.fixture(scope="module")
 def browser():
-    sync_api = pytest.importorskip("playwright.sync_api", reason="playwright (python) is not installed")
-    if shutil.which(CHROMIUM) is None and not os.path.isfile(CHROMIUM):
-        missing = f"no chromium at {CHROMIUM}: install Debian's chromium (scripts/setup.sh does with apt-get)"
-        if os.environ.get("CI"):
-            pytest.fail(missing)  # CI installs it: a skip there would hide a broken set-up
-        pytest.skip(missing)
-    with sync_api.sync_playwright() as playwright:
-        launched = playwright.chromium.launch(executable_path=CHROMIUM, headless=True, args=FLAGS)
-        try:
-            yield launched
-        finally:
-            launched.close()
+    with headless_chromium() as launched:
+        yield launched
 
 
 @pytest.fixture(scope="module")
