@@ -55,7 +55,7 @@ def main() -> None:
         generated = report.generated
         print(
             f"{len(generated)} games (seed {args.seed}) generated in {report.seconds:.0f} s with {args.workers} "
-            f"workers; limits {args.time_limit:g} s, {args.memory_limit} MiB"
+            f"workers; limits {args.time_limit:g} s of CPU, {args.memory_limit} MiB"
         )
         print(
             f"per game: max {report.seconds_quantile(1.0):.2f} s, p50 {report.seconds_quantile(0.5):.2f} s, "
@@ -64,6 +64,7 @@ def main() -> None:
         slowest = sorted(generated, key=lambda g: g.seconds, reverse=True)[:5]
         print("slowest: " + ", ".join(f"{g.task_id} {g.seconds:.2f} s ({g.attempts} draws)" for g in slowest))
         reasons = Counter(reason for g in generated for reason in g.rejections)
+        print(f"draws verified again (wall-clock safety net): {report.retries}")
         print(f"rejected draws: {report.rejections}" + "".join(f"\n  {n} x {r}" for r, n in reasons.most_common()))
         by_type: dict[str, list[float]] = {}
         for g in generated:

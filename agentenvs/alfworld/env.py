@@ -10,7 +10,7 @@ Games come from ``data_path`` (or ``$ALFWORLD_DATA``) in the official
 ``json_2.1.1/<split>/...`` layout, or — when neither is given — from the embedded
 generator (:mod:`agentenvs.alfworld.generator`), so the env runs anywhere. A generated
 game is made and verified on its first reset, in a child process under
-``planner_time_limit_s`` and ``planner_memory_limit_mb``; ``python -m agentenvs
+``planner_time_limit_s`` (CPU seconds) and ``planner_memory_limit_mb``; ``python -m agentenvs
 pregenerate ALFWorld-v0`` makes the whole pool ahead of training.
 
 ``info`` adds ``game_file``, ``task_type`` and ``expert_action`` (the walkthrough's
@@ -161,9 +161,9 @@ class ALFWorldEnv(TextEnv):
             plays games made apart from the training ones.
         cache_dir: Where generated games are written (default ``$AGENTENVS_CACHE`` or
             ``~/.cache/agentenvs``).
-        planner_time_limit_s: Wall-clock seconds the verification of one generated
-            game may take before the draw is rejected (a safety net: see
-            :mod:`agentenvs.alfworld.generator`).
+        planner_time_limit_s: CPU seconds the verification of one generated game may
+            take before the draw is rejected (a safety net that a loaded machine does not
+            trip: see :mod:`agentenvs.alfworld.generator`).
         planner_memory_limit_mb: Memory (MiB) the verification of one generated game
             may add before the draw is rejected.
         reward_on_win: Reward of the step that wins.

@@ -31,13 +31,18 @@ one keeps), so what decides is deterministic:
    the default pool.
 2. The plan, written with the game's names, must win the **whole game** replayed
    through the engine, so the walkthrough is checked where it will be played.
-3. Wall-time and memory limits (:class:`~agentenvs.alfworld.verifier.PlannerLimits`,
-   20 s and 1 GiB by default; the slowest verification of the default pool, replay
-   included, takes 2.4 s and 145 MB) bound the child process that verifies a game
-   (:mod:`agentenvs.alfworld.verifier`). They are a safety net: a game they reject is
-   skipped for the next attempt, with a warning, and the rejection is **recorded in
-   the cache** (``rejections.json`` beside the game), so a cache never changes its
-   games afterwards, even on a faster machine or with other limits.
+3. CPU-time and memory limits (:class:`~agentenvs.alfworld.verifier.PlannerLimits`,
+   20 CPU seconds and 1 GiB by default; the slowest verification of the default pool,
+   replay included, takes 2.4 s and 145 MB) bound the child process that verifies a
+   game (:mod:`agentenvs.alfworld.verifier`). CPU time, not the wall clock: a loaded
+   machine slows the child down but does not change how much work a verification is,
+   so it cannot reject a game an idle machine keeps. They are a safety net: a game they
+   reject is skipped for the next attempt, with a warning, and the rejection is
+   **recorded in the cache** (``rejections.json`` beside the game), so a cache never
+   changes its games afterwards, even on a faster machine or with other limits. The
+   wall clock only stops a child that makes no progress at all (30 times the CPU limit);
+   a draw it stops is verified once more before it counts as rejected
+   (:attr:`GameReport.retries`).
 
 So the same (seed, index) gives the same game and walkthrough on every machine unless
 the safety net fires, which it does not on the default pool (``benchmarks/
@@ -405,6 +410,8 @@ class GameReport:
         attempts: Draws verified (the last one kept).
         rejections: Why each rejected draw was rejected, in order.
         peak_rss_mb: The planner process's peak resident memory over its draws.
+        retries: Draws verified again because the wall-clock safety net stopped the
+            first verification (see :class:`~agentenvs.alfworld.verifier.Verdict`).
     """
 
     task_id: str
@@ -413,6 +420,7 @@ class GameReport:
     attempts: int = 0
     rejections: tuple[str, ...] = ()
     peak_rss_mb: float | None = None
+    retries: int = 0
 
 
 @dataclass(frozen=True)
@@ -435,6 +443,11 @@ class GenerationReport:
     def rejections(self) -> int:
         """Rejected draws over the games generated now."""
         return sum(len(g.rejections) for g in self.generated)
+
+    @property
+    def retries(self) -> int:
+        """Draws verified again after the wall-clock safety net fired, over the games generated now."""
+        return sum(g.retries for g in self.generated)
 
     @property
     def peak_rss_mb(self) -> float | None:
@@ -591,6 +604,7 @@ class GeneratedGames:
         recorded = _read_rejections(path.parent)
         rejections: list[str] = []
         peaks: list[float] = []
+        retries = 0
         planner.start()  # importing TextWorld in a fresh child is not this game's time
         start = time.monotonic()
         draft = path.with_name(f".draft-{uuid.uuid4().hex}.tw-pddl")
@@ -606,6 +620,14 @@ class GeneratedGames:
                 draft.write_text(json.dumps(game))
                 planning.write_text(json.dumps(scene.planning_game()))
                 verdict = planner.verify(draft, planning)
+                if verdict.wall_clock:  # the child may have been starved of CPU: once more, fresh
+                    retries += 1
+                    warnings.warn(
+                        f"ALFWorld generator: {task_id} draw {attempt} {verdict.reason}; verifying it again",
+                        RuntimeWarning,
+                        stacklevel=3,
+                    )
+                    verdict = planner.verify(draft, planning)
                 if verdict.peak_rss_mb is not None:
                     peaks.append(verdict.peak_rss_mb)
                 if verdict.walkthrough:
@@ -619,6 +641,7 @@ class GeneratedGames:
                         attempts=attempt + 1,
                         rejections=tuple(rejections),
                         peak_rss_mb=max(peaks) if peaks else None,
+                        retries=retries,
                     )
                 rejections.append(verdict.reason)
                 if verdict.exceeded_limit:

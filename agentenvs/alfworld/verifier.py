@@ -5,8 +5,16 @@ uniform-cost search) has no time or memory bound; on a large problem it searches
 minutes while its memory grows by gigabytes, and TextWorld's own env hangs on the same
 problem. :class:`PlannerProcess` runs the whole verification of a game — plan, then
 replay the plan through the real engine — in a child process and kills it when it
-exceeds a wall-time limit, or lets it fail when it exceeds a memory limit (an address
-space limit set in the child, above what the child already uses).
+exceeds a time limit, or lets it fail when it exceeds a memory limit (an address space
+limit set in the child, above what the child already uses).
+
+**The time limit counts the child's CPU time**, not the wall clock: a machine loaded
+by other work gives the child fewer seconds of CPU per second, and a wall-clock limit
+would then reject a game an idle machine keeps. CPU seconds are the planner's own work,
+so the verdict does not depend on the load. The wall clock stays only as a safety net
+(``wall_time_limit_s``, 30 times the CPU limit by default) for a child that makes no
+progress at all; a verdict it gives says so (:attr:`Verdict.wall_clock`), and the
+generator verifies that draw again before it rejects it.
 
 The child is ``python -m agentenvs.alfworld.verifier``, a plain subprocess rather than a
 ``multiprocessing`` one: daemonic processes (gymnasium's ``AsyncVectorEnv`` workers)
@@ -17,6 +25,8 @@ killed and the next request starts a fresh one. It exits when its parent does.
 
 Example:
     >>> limits = PlannerLimits(time_limit_s=20.0, memory_limit_mb=1024)
+    >>> limits.wall_deadline_s
+    600.0
     >>> with PlannerProcess(limits) as planner:  # doctest: +SKIP
     ...     verdict = planner.verify("game.tw-pddl", "planning.tw-pddl")
     >>> verdict.walkthrough  # doctest: +SKIP
@@ -38,7 +48,7 @@ import traceback
 import weakref
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import IO, Any
+from typing import IO, Any, Final
 
 from agentenvs.alfworld.child_process import exit_with_parent, kill_child, start_child
 from agentenvs.core.checks import check_float, check_int
@@ -52,23 +62,40 @@ class PlannerLimits:
     """Limits of one verification in the child process.
 
     Attributes:
-        time_limit_s: Wall-clock seconds one game's verification may take.
+        time_limit_s: CPU seconds the child may spend on one game's verification (the
+            wall clock where the platform does not tell a process's CPU time).
         memory_limit_mb: Address space (MiB) one verification may add to the child.
+        wall_time_limit_s: The safety net: wall-clock seconds after which the child is
+            stopped however little CPU it was given (default
+            ``WALL_LIMIT_FACTOR * time_limit_s``); at least ``time_limit_s``.
     """
 
     time_limit_s: float = 20.0
     memory_limit_mb: int = 1024
+    wall_time_limit_s: float | None = None
 
     def __post_init__(self) -> None:
         owner = type(self).__name__
-        object.__setattr__(
-            self,
-            "time_limit_s",
-            check_float(owner, "time_limit_s", self.time_limit_s, minimum=0.0, min_inclusive=False),
-        )
+        time_limit = check_float(owner, "time_limit_s", self.time_limit_s, minimum=0.0, min_inclusive=False)
+        object.__setattr__(self, "time_limit_s", time_limit)
         object.__setattr__(
             self, "memory_limit_mb", check_int(owner, "memory_limit_mb", self.memory_limit_mb, minimum=64)
         )
+        if self.wall_time_limit_s is not None:
+            object.__setattr__(
+                self,
+                "wall_time_limit_s",
+                check_float(owner, "wall_time_limit_s", self.wall_time_limit_s, minimum=time_limit),
+            )
+
+    @property
+    def wall_deadline_s(self) -> float:
+        """The wall-clock safety net in seconds (``wall_time_limit_s`` or its default)."""
+        return self.wall_time_limit_s if self.wall_time_limit_s is not None else WALL_LIMIT_FACTOR * self.time_limit_s
+
+
+WALL_LIMIT_FACTOR: Final = 30.0
+"""The default wall-clock safety net, in multiples of the CPU time limit."""
 
 
 @dataclass(frozen=True)
@@ -82,6 +109,9 @@ class Verdict:
             than the game itself (no plan, or a plan that does not win).
         seconds: Wall-clock time of the verification.
         peak_rss_mb: The child's peak resident memory during it, when known.
+        wall_clock: Whether the wall-clock safety net rejected it (the child got less
+            than its CPU time limit before the net fired: the verdict may depend on the
+            machine's load, so it is worth verifying again).
     """
 
     walkthrough: list[str] | None
@@ -89,6 +119,7 @@ class Verdict:
     exceeded_limit: bool
     seconds: float
     peak_rss_mb: float | None
+    wall_clock: bool = False
 
 
 class PlannerProcess:
@@ -127,7 +158,7 @@ class PlannerProcess:
             "memory_limit_mb": self.limits.memory_limit_mb,
         }
         process = self._ensure_started()
-        start = time.monotonic()
+        start, cpu_start = time.monotonic(), _cpu_seconds(process.pid)
         try:
             assert process.stdin is not None
             process.stdin.write((json.dumps(request) + "\n").encode())
@@ -135,16 +166,20 @@ class PlannerProcess:
         except OSError:  # the child died between requests (a kill from outside): one fresh try
             self.close()
             process = self._ensure_started()
-            start = time.monotonic()
+            start, cpu_start = time.monotonic(), _cpu_seconds(process.pid)
             assert process.stdin is not None
             process.stdin.write((json.dumps(request) + "\n").encode())
             process.stdin.flush()
-        line = self._read_line(start + self.limits.time_limit_s)
+        line = self._await_answer(start, cpu_start)
         seconds = time.monotonic() - start
-        if line is _TIMEOUT:
+        if line is _TIMEOUT or line is _WALL_TIMEOUT:
             peak = _peak_rss_mb(process.pid)
             self.close()
-            return Verdict(None, f"exceeded the time limit ({self.limits.time_limit_s:g} s)", True, seconds, peak)
+            if line is _WALL_TIMEOUT:
+                reason = f"exceeded the wall-clock safety net ({self.limits.wall_deadline_s:g} s)"
+                return Verdict(None, reason, True, seconds, peak, wall_clock=True)
+            reason = f"exceeded the time limit ({self.limits.time_limit_s:g} s{_CPU_WORDS})"
+            return Verdict(None, reason, True, seconds, peak)
         if line is None:  # the child died: out of memory in the planner (C++ aborts) or a crash
             code = process.wait()
             self.close()
@@ -192,6 +227,32 @@ class PlannerProcess:
             raise RuntimeError(f"the planner process ({' '.join(self._command)}) did not start")
         return process
 
+    def _await_answer(self, start: float, cpu_start: float | None) -> str | None | object:
+        """The child's answer; ``_TIMEOUT`` once it spent its CPU time limit, ``_WALL_TIMEOUT``
+        at the wall-clock safety net (None at end of file).
+
+        CPU time cannot grow faster than the wall clock (the planner runs on one thread), so
+        after waiting ``limit - used`` more seconds the CPU time is read again; on an idle
+        machine that is a single wait of ``time_limit_s``.
+        """
+        wall_deadline = start + self.limits.wall_deadline_s
+        check_at = start + self.limits.time_limit_s
+        assert self._process is not None
+        while True:
+            line = self._read_line(min(check_at, wall_deadline))
+            if line is not _TIMEOUT:
+                return line
+            now = time.monotonic()
+            if now >= wall_deadline:
+                return _WALL_TIMEOUT
+            cpu_now = _cpu_seconds(self._process.pid)
+            if cpu_start is None or cpu_now is None:  # no CPU clock here: the wall clock decides
+                return _TIMEOUT
+            left = self.limits.time_limit_s - (cpu_now - cpu_start)
+            if left <= 0:
+                return _TIMEOUT
+            check_at = now + max(left, _MIN_CPU_CHECK_S)
+
     def _read_line(self, deadline: float) -> str | None | object:
         """The child's next line; None at end of file; ``_TIMEOUT`` past ``deadline``."""
         assert self._process is not None and self._process.stdout is not None
@@ -212,6 +273,20 @@ class PlannerProcess:
 
 
 _TIMEOUT = object()
+_WALL_TIMEOUT = object()
+_CPU_WORDS: Final = " of CPU" if os.path.exists("/proc/self/stat") else ""
+_MIN_CPU_CHECK_S = 0.05
+"""The shortest wait between two readings of the child's CPU time."""
+
+
+def _cpu_seconds(pid: int) -> float | None:
+    """CPU seconds (user and system) process ``pid`` has used, where Linux's /proc tells it."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            fields = f.read().rsplit(")", 1)[1].split()  # after "pid (comm)": state is field 0
+    except (OSError, IndexError):
+        return None
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def _death_reason(code: int, limits: PlannerLimits) -> str:

@@ -151,6 +151,31 @@ def test_a_draw_rejected_by_a_limit_is_recorded_and_stays_rejected(
     assert json.loads(kept)["walkthrough"] and json.loads(kept)["solvable"]
 
 
+def test_a_draw_stopped_by_the_wall_clock_is_verified_again_not_rejected(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    real_verify = PlannerProcess.verify
+    starved = [True]  # as if the machine gave the first verification no CPU until the safety net
+
+    def verify(self: PlannerProcess, game_file, planning_file) -> Verdict:
+        if starved:
+            starved.clear()
+            return Verdict(None, "exceeded the wall-clock safety net (600 s)", True, 600.0, None, wall_clock=True)
+        return real_verify(self, game_file, planning_file)
+
+    monkeypatch.setattr(PlannerProcess, "verify", verify)
+    with GeneratedGames(seed=0, count=1, cache_dir=tmp_path / "starved") as games:
+        with pytest.warns(RuntimeWarning, match="draw 0 exceeded the wall-clock safety net .*verifying it again"):
+            report = games.pregenerate()
+        kept = games.path(games.records[0].task_id).read_bytes()
+        assert not (games.path(games.records[0].task_id).parent / "rejections.json").exists()
+    assert report.generated[0].attempts == 1 and report.rejections == 0 and report.retries == 1
+    monkeypatch.setattr(PlannerProcess, "verify", real_verify)
+    with GeneratedGames(seed=0, count=1, cache_dir=tmp_path / "idle") as games:
+        games.pregenerate()
+        assert games.path(games.records[0].task_id).read_bytes() == kept  # the game an idle machine makes
+
+
 def test_pool_arguments_are_checked(tmp_path: Path) -> None:
     with pytest.raises(ValueError, match="GeneratedGames.seed must be an integer >= 0, got -1"):
         GeneratedGames(seed=-1, cache_dir=tmp_path)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sys
 import time
 from pathlib import Path
 
@@ -34,15 +35,49 @@ def hanging_game(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
 def test_time_limit_rejects_a_planner_that_hangs_and_the_next_game_is_verified(hanging_game) -> None:
     game, planning = hanging_game
     with PlannerProcess(PlannerLimits(time_limit_s=3.0, memory_limit_mb=4096)) as planner:
-        # Planning on the whole problem is the search that hung reset (minutes, gigabytes).
+        # Planning on the whole problem is the search that hung reset (minutes of CPU, gigabytes):
+        # it spends its 3 CPU seconds however loaded the machine is.
         verdict = planner.verify(game, game)
-        assert verdict.walkthrough is None and verdict.exceeded_limit
-        assert "time limit (3 s)" in verdict.reason
+        assert verdict.walkthrough is None and verdict.exceeded_limit and not verdict.wall_clock
+        assert "time limit (3 s of CPU)" in verdict.reason
         assert verdict.seconds >= 3.0  # it waited for the limit (no upper bound: shared CPUs are slow)
-        # The killed child is replaced; the reduced problem is planned in about a second.
+        # The killed child is replaced; the reduced problem needs a fraction of a CPU second,
+        # verified here under the default limits so that no clock can decide the verdict.
+        planner.limits = PlannerLimits(memory_limit_mb=4096)
         verdict = planner.verify(game, planning)
     assert verdict.walkthrough and not verdict.exceeded_limit and verdict.reason == ""
     assert sum(c.startswith("take ladle") for c in verdict.walkthrough) == 2
+
+
+def _fake_child(tmp_path: Path, answer_after: str) -> list[str]:
+    """A child speaking the planner's protocol that sleeps (uses no CPU) before it answers."""
+    script = tmp_path / "fake_planner.py"
+    script.write_text(
+        "import json, sys, time\n"
+        'print(json.dumps({"ready": True}), flush=True)\n'
+        "for line in sys.stdin:\n"
+        f"    {answer_after}\n"
+        '    print(json.dumps({"walkthrough": ["look"], "reason": "", "peak_rss_mb": None}), flush=True)\n'
+    )
+    return [sys.executable, str(script)]
+
+
+def test_a_child_starved_of_cpu_is_not_rejected_by_the_wall_clock(tmp_path: Path) -> None:
+    # As on a loaded machine: the child gets no CPU for longer than its time limit, then answers.
+    # A wall-clock limit rejected this game; the CPU-time limit waits, as the child did no work.
+    command = _fake_child(tmp_path, "time.sleep(1.5)")
+    with PlannerProcess(PlannerLimits(time_limit_s=0.5), command=command) as planner:
+        verdict = planner.verify("game.tw-pddl", "planning.tw-pddl")
+    assert verdict.walkthrough == ["look"] and not verdict.exceeded_limit and verdict.seconds >= 1.5
+
+
+def test_the_wall_clock_safety_net_stops_a_child_that_makes_no_progress(tmp_path: Path) -> None:
+    command = _fake_child(tmp_path, "time.sleep(3600)")
+    limits = PlannerLimits(time_limit_s=0.2, wall_time_limit_s=1.0)
+    with PlannerProcess(limits, command=command) as planner:
+        verdict = planner.verify("game.tw-pddl", "planning.tw-pddl")
+        assert verdict.walkthrough is None and verdict.exceeded_limit and verdict.wall_clock
+    assert verdict.reason == "exceeded the wall-clock safety net (1 s)"
 
 
 def test_memory_limit_rejects_a_planner_that_grows(hanging_game) -> None:
@@ -70,6 +105,9 @@ def test_limits_are_checked() -> None:
     for value in (0, -1.0, float("nan"), "20", None):
         with pytest.raises((TypeError, ValueError), match="PlannerLimits.time_limit_s"):
             PlannerLimits(time_limit_s=value)
+    with pytest.raises(ValueError, match="PlannerLimits.wall_time_limit_s must be a finite number >= 20, got 10.0"):
+        PlannerLimits(time_limit_s=20.0, wall_time_limit_s=10.0)
+    assert PlannerLimits(time_limit_s=2.0).wall_deadline_s == 60.0
     for value in (32, 512.0, "1024", True):
         with pytest.raises((TypeError, ValueError), match="PlannerLimits.memory_limit_mb"):
             PlannerLimits(memory_limit_mb=value)
