@@ -153,7 +153,8 @@ class Collector:
         env_kwargs: Passed to every env.
         vectorization_mode: ``"sync"``, ``"async"`` or ``"ray"`` (env workers in Ray actors).
         num_workers: Ray env workers (``"ray"`` only; None: one per group).
-        progress: Show a progress bar over turns.
+        progress: Show a progress bar over turns (with the episodes still running).
+        description: The bar's label (default ``"collect <env_id>"``; evaluations say ``"evaluate"``).
         rollout_mode: ``"per_turn"`` or ``"conversation"`` (see the module docstring; the
             policy then needs ``conversations()``).
     """
@@ -172,6 +173,7 @@ class Collector:
         progress: bool = False,
         rollout_mode: str = "per_turn",
         num_workers: int | None = None,
+        description: str | None = None,
     ) -> None:
         if rollout_mode not in ROLLOUT_MODES:
             raise ValueError(f"rollout_mode must be one of {ROLLOUT_MODES}, got {rollout_mode!r}")
@@ -194,6 +196,7 @@ class Collector:
         self.turn_builder = dataclasses.replace(self.prompt_builder, preamble="", history_length=0)
         self.invalid_action_penalty = float(invalid_action_penalty)
         self.progress = progress
+        self.description = description or f"collect {env_id}"
         vector = self.groups.env  # the Sync/AsyncVectorEnv under the group wrapper
         self.action_format: str = vector.get_attr("action_format")[0]
         self.max_turns: int = int(vector.get_attr("max_turns")[0])
@@ -255,7 +258,7 @@ class Collector:
         generated = prompt_tokens = 0
         conversation = self.policy.conversations() if self.rollout_mode == "conversation" else None
         fed = [0] * count  # conversation tokens each member's chat held before this turn
-        bar = tqdm(total=self.max_turns, desc=f"collect {self.env_id}", leave=False, disable=not self.progress)
+        bar = tqdm(total=self.max_turns, desc=self.description, unit="turn", leave=False, disable=not self.progress)
         for turn_index in range(self.max_turns):
             running = [i for i in range(count) if not done[i]]
             if not running:

@@ -9,6 +9,8 @@ samples next.
 Example:
     >>> held_out_tasks(["a", "b", "c"], 2), held_out_tasks(["a", "b"], 5)
     (['a', 'b'], ['a', 'b', 'a', 'b', 'a'])
+    >>> format_evaluation({"eval/success_rate": 0.125, "eval/mean_score": 0.4681, "eval/invalid_rate": 0.078})
+    'success 0.125 | score 0.468 | invalid 0.078'
 """
 
 from __future__ import annotations
@@ -70,3 +72,16 @@ def evaluate_policy(
         f"{prefix}invalid_rate": stats.invalid_rate,
         f"time/{prefix.strip('/') or 'eval'}_s": stats.seconds,
     }
+
+
+def format_evaluation(record: dict[str, float], prefix: str = "eval/") -> str:
+    """An evaluation's success, score and invalid-action rate (and wall time) as one short line."""
+    shown = [
+        f"{name} {record[prefix + key]:.3f}"
+        for name, key in (("success", "success_rate"), ("score", "mean_score"), ("invalid", "invalid_rate"))
+        if prefix + key in record
+    ]
+    seconds = record.get(f"time/{prefix.strip('/') or 'eval'}_s")
+    if seconds is not None:
+        shown.append(f"{seconds:.0f} s")
+    return " | ".join(shown)

@@ -434,6 +434,7 @@ class Trainer:
                 env_kwargs=self.eval_env_kwargs,
                 progress=self.config.progress,
                 rollout_mode=self.config.rollout_mode,
+                description=f"evaluate ({episodes} held-out goals)",
             )
         return self._eval_collector
 

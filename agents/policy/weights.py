@@ -20,6 +20,7 @@ from __future__ import annotations
 import contextlib
 import copy
 import os
+import warnings
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -93,7 +94,11 @@ def lora_model(base: Any, lora: LoraOptions) -> Any:
         layers_to_transform=layers,
         layers_pattern="layers" if layers is not None else None,
     )
-    model = get_peft_model(base, config)
+    with warnings.catch_warnings():
+        # peft reads ``model.is_gradient_checkpointing``, which transformers 5 deprecates (a
+        # FutureWarning on every run that is peft's to change, not ours); nothing else is hidden.
+        warnings.filterwarnings("ignore", message="`is_gradient_checkpointing` is deprecated", category=FutureWarning)
+        model = get_peft_model(base, config)
     model.eval()
     return model
 

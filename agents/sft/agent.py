@@ -31,7 +31,7 @@ import torch
 
 import agentenvs  # noqa: F401  (registers the envs)
 from agents.loop.collector import Collector
-from agents.loop.evaluation import evaluate_policy
+from agents.loop.evaluation import evaluate_policy, format_evaluation
 from agents.loop.trainer import METRICS_FILE
 from agents.policy import TransformersPolicy
 from agents.runs.checkpoint import latest_checkpoint, truncate_jsonl
@@ -114,6 +114,12 @@ class SFTAgent:
         )
         stop = self.prompt_builder.stop_strings(self._action_format())
         examples = tokenize_demonstrations(self.policy, demonstrations, stop=stop)
+        print(
+            f"SFT: {demo_stats.episodes} expert episodes (expert success {demo_stats.success_rate:.2f}) gave "
+            f"{demo_stats.demonstrations} turns to clone ({demo_stats.broken_turns} broken ones shown, not "
+            f"trained on); {config.epochs} epochs of {-(-len(examples) // config.batch_size)} steps",
+            flush=True,
+        )
         trainer = SFTTrainer(
             self.policy,
             examples,
@@ -146,10 +152,14 @@ class SFTAgent:
             write_record(metrics_path, record)
 
         if not resumed:
-            log({"step": 0, **demo_stats.to_dict("demonstrations/"), **self.evaluate(step=0)})
+            start = self.evaluate(step=0)
+            if start:
+                print(f"SFT: before cloning, held out: {format_evaluation(start)}", flush=True)
+            log({"step": 0, **demo_stats.to_dict("demonstrations/"), **start})
         trainer.train(log)
         final = {"step": trainer.optimizer_steps, **self.evaluate(step=trainer.optimizer_steps)}
         if len(final) > 1:
+            print(f"SFT: after cloning, held out: {format_evaluation(final)}", flush=True)
             log(final)
         self.save_pretrained(output / MODEL_FOLDER)
         return final
@@ -167,6 +177,7 @@ class SFTAgent:
             prompt_builder=self.prompt_builder,
             env_kwargs=self.eval_env_kwargs,
             progress=self.config.progress,
+            description=f"evaluate ({episodes} held-out goals)",
         )
         try:
             return evaluate_policy(

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import warnings
 
 import pytest
 
-from agents.cli.quickstart import PRESETS, SUMMARY_FILE, Preset, format_summary, run_quickstart
+from agents.cli.quickstart import PRESETS, SUMMARY_FILE, Preset, describe, format_summary, run_quickstart
 from agents.config import GRPOConfig
 from agents.sft import SFTConfig
 from agents.sft.config import PROMPT_FIELDS
@@ -44,7 +45,9 @@ def test_a_scaled_down_webshop_preset_warm_starts_then_trains(tmp_path, tiny_mod
         total_steps=1,
         output_dir=str(tmp_path / "quick"),
     )
-    summary = run_quickstart(preset)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", FutureWarning)  # the run's own warnings are fixed, peft's one is filtered
+        summary = run_quickstart(preset)
     assert list(summary["stages"]) == ["start", "warm start", "end"]
     records = [json.loads(line) for line in (tmp_path / "quick" / "rl" / "metrics.jsonl").read_text().splitlines()]
     assert (
@@ -53,5 +56,27 @@ def test_a_scaled_down_webshop_preset_warm_starts_then_trains(tmp_path, tiny_mod
     assert all(0.0 <= stage["invalid_rate"] <= 1.0 for stage in summary["stages"].values())
     assert json.loads((tmp_path / "quick" / SUMMARY_FILE).read_text()) == summary
     assert (tmp_path / "quick" / "rl" / "learning_curve.png").is_file()
-    assert "warm start" in capsys.readouterr().out
+    captured = capsys.readouterr()
+    out = captured.out
+    # It talks: what it will do first, then a banner per stage, the SFT and evaluation lines, the summary.
+    assert out.startswith(describe(preset))
+    for line in (
+        "== 1/2 warm start",
+        "SFT: 2 expert episodes",
+        "SFT: before cloning, held out: success ",
+        "SFT: after cloning, held out: success ",
+        "== 2/2 RL: 1 GRPO steps ==",
+        "step 1 | ",
+        "== summary ==",
+    ):
+        assert line in out, line
+    assert "evaluate (2 held-out goals)" in captured.err and "collect WebShop-v0" in captured.err  # the bars
     assert format_summary(summary).count("\n") == 5
+
+
+def test_the_first_lines_say_what_will_happen_and_how_long() -> None:
+    text = describe(PRESETS["webshop"])
+    assert text.splitlines()[0] == "Quick start: smollm2-135m on WebShop-v0, GRPO after an expert warm start."
+    assert "8 steps of 4 goals x 4 rollouts" in text and "32 held-out goals" in text
+    assert "about 24 min" in text and "runs/quickstart-webshop/" in text
+    assert "1/1 RL" in describe(PRESETS["searchqa"])
