@@ -49,6 +49,7 @@ def build_policy(model: str | os.PathLike[str], config: GRPOConfig, stop: tuple[
         system_prompt=config.system_prompt,
         response_prefix=config.response_prefix,
         seed=config.seed,
+        prompt_lookup_num_tokens=config.prompt_lookup_num_tokens,
     )
 
 

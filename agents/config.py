@@ -130,6 +130,13 @@ class GRPOConfig(LoraSettings, OptimSettings, PromptSettings, EnvSettings, RunSe
         super().check_relations()
         owner = type(self).__name__
         require(
+            not (self.prompt_lookup_num_tokens and self.decode != "dynamic"),
+            owner,
+            "prompt_lookup_num_tokens",
+            "0 unless decode='dynamic' (rejected drafts stay in a growing cache as masked columns)",
+            self.prompt_lookup_num_tokens,
+        )
+        require(
             not (self.compile_decode and self.decode != "static"),
             owner,
             "compile_decode",

@@ -103,6 +103,10 @@ class RunSettings(Settings):
     """Parameter dtype."""
     progress: bool = True
     """Show progress bars."""
+    prompt_lookup_num_tokens: Size = 0
+    """Draft tokens per decoding step copied from the context (prompt-lookup speculative
+    decoding, :mod:`agents.policy.speculation`; 0: off). Speed only: greedy decoding gives the
+    same tokens and sampling the same distribution."""
 
     RESUME_MAY_CHANGE: ClassVar[frozenset[str]] = frozenset(
         {"output_dir", "resume", "resume_changed_config", "progress"}

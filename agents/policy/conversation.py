@@ -97,7 +97,8 @@ class ConversationRollout:
             sampler.caches.keep_prompt_kv(
                 [self.ids[m] for m in self.members], self.decoder.cache, mask=self.decoder.attention_mask
             )
-            responses, logprobs, reasons = sampler.sample(self.decoder, logits, limit, greedy, stops)
+            contexts = [self.ids[m] for m in self.members]
+            responses, logprobs, reasons = sampler.sample(self.decoder, logits, limit, greedy, stops, contexts=contexts)
         hiddens: list[torch.Tensor | None] = [None] * len(members)
         if self.recorder is not None:
             lengths = [len(self.ids[m]) + len(r) - 1 for m, r in zip(self.members, responses, strict=True)]

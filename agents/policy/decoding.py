@@ -163,6 +163,11 @@ class DynamicDecoder:
 
     def extend(self, input_ids: torch.Tensor, attention_mask: torch.Tensor) -> torch.Tensor:
         """Feeds a left-padded ``[B, n]`` chunk after everything cached; ``[B, V]`` logits of its last column."""
+        return self.feed(input_ids, attention_mask, logits_to_keep=1)[:, -1, :]
+
+    def feed(self, input_ids: torch.Tensor, attention_mask: torch.Tensor, *, logits_to_keep: int) -> torch.Tensor:
+        """Feeds a ``[B, n]`` chunk (mask 0 on padding, anywhere in it) after everything cached;
+        ``[B, logits_to_keep, V]`` logits of its last columns."""
         self.attention_mask = torch.cat([self.attention_mask, attention_mask.to(self.attention_mask.dtype)], dim=1)
         positions = positions_from_mask(self.attention_mask)[:, -input_ids.shape[1] :]
         output = self.model(
@@ -170,11 +175,18 @@ class DynamicDecoder:
             attention_mask=self.attention_mask,
             position_ids=positions,
             use_cache=True,
-            logits_to_keep=1,
+            logits_to_keep=logits_to_keep,
             **{self.cache_keyword: self.cache},
         )
         self.cache = returned_cache(output)
-        return output.logits[:, -1, :]
+        return output.logits
+
+    def forget(self, keep: torch.Tensor) -> None:
+        """Masks out cached columns no later token may attend to: ``keep`` ``[B, n]`` over the last
+        ``n`` columns (0: forget; e.g. rejected draft tokens). Positions count kept tokens only."""
+        width = keep.shape[1]
+        self.attention_mask = self.attention_mask.clone()
+        self.attention_mask[:, -width:] *= keep.to(self.attention_mask.dtype)
 
     def step(self, tokens: torch.Tensor, active: torch.Tensor | None = None) -> torch.Tensor:
         column = self.attention_mask.new_ones(len(tokens), 1) if active is None else active[:, None].long()

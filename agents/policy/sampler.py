@@ -8,6 +8,9 @@ the token was drawn from (as TRL and verl do), so a teacher-forced score of the 
 prompts are left-padded, each distinct one prefilled once when the cache can repeat rows
 (``share_prompts``). A row ends at an eos id, when its decoded tail holds a stop string, or at
 the token limit. What the rollout keeps for later passes goes to :mod:`agents.policy.caches`.
+With a :class:`~agents.policy.speculation.PromptLookup` (growing caches only) the loop feeds a
+draft copied from the context with each token and keeps what the model itself would have
+produced (:mod:`agents.policy.speculation`: same greedy tokens, same sampling distribution).
 
 Example:
     >>> SamplingSettings(temperature=0.0)
@@ -28,9 +31,10 @@ import torch
 
 from agents.policy.caches import RolloutCaches
 from agents.policy.codec import ChatCodec
-from agents.policy.decoding import Decoder, DecodeSettings, make_decoder
+from agents.policy.decoding import Decoder, DecodeSettings, DynamicDecoder, make_decoder
 from agents.policy.generation import Generation
 from agents.policy.padding import left_pad
+from agents.policy.speculation import PromptLookup, verify_drafts
 from agents.policy.trunk import TrunkRecorder
 
 
@@ -83,6 +87,8 @@ class Sampler:
         settings: Temperature, top-p, the token limit and stop strings.
         decode: Which decoder to build (:class:`~agents.policy.decoding.DecodeSettings`).
         share_prompts: Prefill each distinct prompt of a batch once (growing caches only).
+        prompt_lookup: Speculative drafts copied from the context (None: one token a step;
+            growing caches only).
         seed: Seeds :attr:`generator`.
         device: Where the model runs.
     """
@@ -96,6 +102,7 @@ class Sampler:
         *,
         decode: DecodeSettings | None = None,
         share_prompts: bool = True,
+        prompt_lookup: PromptLookup | None = None,
         seed: int = 0,
         device: torch.device | str = "cpu",
     ) -> None:
@@ -108,7 +115,10 @@ class Sampler:
         """The sampling generator (checkpointed and reseeded by the trainer)."""
         self.generator.manual_seed(seed)
         self.decoder: Decoder = make_decoder(model, decode)
+        if prompt_lookup is not None and not isinstance(self.decoder, DynamicDecoder):
+            raise ValueError("prompt lookup needs decode='dynamic' (drafts rejected in a step stay as masked columns)")
         self.share_prompts = bool(share_prompts)
+        self.prompt_lookup = prompt_lookup
 
     def limits(self, max_new_tokens: int | None, stop: Sequence[str] | None) -> tuple[int, tuple[str, ...]]:
         """A call's token limit and stop strings: its overrides, else the settings'."""
@@ -139,7 +149,7 @@ class Sampler:
         recorder = self.caches.trunk_recorder(self.model)
         with recorder if recorder is not None else contextlib.nullcontext():
             logits = self.prefill(self.decoder, prompt_ids, limit, recorder)
-            responses, logprobs, reasons = self.sample(self.decoder, logits, limit, greedy, stops)
+            responses, logprobs, reasons = self.sample(self.decoder, logits, limit, greedy, stops, contexts=prompt_ids)
         hiddens: list[torch.Tensor | None] = [None] * len(prompts)
         if recorder is not None:
             lengths = [len(p) + len(r) - 1 for p, r in zip(prompt_ids, responses, strict=True)]
@@ -174,13 +184,23 @@ class Sampler:
         return logits
 
     def sample(
-        self, decoder: Decoder, logits: torch.Tensor, limit: int, greedy: bool, stops: tuple[str, ...]
+        self,
+        decoder: Decoder,
+        logits: torch.Tensor,
+        limit: int,
+        greedy: bool,
+        stops: tuple[str, ...],
+        *,
+        contexts: Sequence[Sequence[int]] | None = None,
     ) -> tuple[list[list[int]], list[list[float]], list[str]]:
         """The sampling loop from the first logits: each row's tokens, their log-probs and why it ended.
 
         A row's last token is never fed (nothing reads its output), so the decoder ends holding
-        every prompt token and every response token but the last, per row.
+        every prompt token and every response token but the last, per row. ``contexts`` (each
+        row's tokens before its response) turn on :attr:`prompt_lookup`'s drafts.
         """
+        if self.prompt_lookup is not None and contexts is not None and isinstance(decoder, DynamicDecoder):
+            return self._sample_with_drafts(decoder, logits, limit, greedy, stops, contexts, self.prompt_lookup)
         batch = logits.shape[0]
         responses: list[list[int]] = [[] for _ in range(batch)]
         logprobs: list[list[float]] = [[] for _ in range(batch)]
@@ -211,6 +231,94 @@ class Sampler:
             if not bool(active.any()) or index == limit - 1:
                 break
             logits = decoder.step(tokens, active)
+        return responses, logprobs, reasons
+
+    def _sample_with_drafts(
+        self,
+        decoder: DynamicDecoder,
+        logits: torch.Tensor,
+        limit: int,
+        greedy: bool,
+        stops: tuple[str, ...],
+        contexts: Sequence[Sequence[int]],
+        lookup: PromptLookup,
+    ) -> tuple[list[list[int]], list[list[float]], list[str]]:
+        """:meth:`sample` with prompt-lookup drafts (:mod:`agents.policy.speculation`).
+
+        Each step feeds every running row's pending token and its draft (right-padded, padding
+        masked) in one forward pass, keeps the accepted prefix and one more token, and masks
+        out the columns of rejected draft tokens and of a row's last token.
+        """
+        batch = logits.shape[0]
+        responses: list[list[int]] = [[] for _ in range(batch)]
+        logprobs: list[list[float]] = [[] for _ in range(batch)]
+        reasons = ["length"] * batch
+        running = [True] * batch
+        eos = set(self.codec.eos_token_ids)
+        stop_window = self.codec.stop_window(stops)
+        pad_token_id = self.codec.pad_token_id
+
+        def emit(row: int, token: int, logprob: float) -> bool:
+            """Appends a token; whether the row goes on."""
+            responses[row].append(token)
+            logprobs[row].append(logprob)
+            if token in eos:
+                reasons[row] = "eos"
+            elif stops and self.codec.ends_with_stop(responses[row], stops, stop_window):
+                reasons[row] = "stop"
+            running[row] = reasons[row] == "length" and len(responses[row]) < limit
+            return running[row]
+
+        log_probs = torch.log_softmax(logits.float() / self.settings.temperature, dim=-1)
+        first = (
+            log_probs.argmax(dim=-1) if greedy else sample_top_p(log_probs.exp(), self.settings.top_p, self.generator)
+        )
+        first_logprobs = log_probs.gather(-1, first[:, None]).squeeze(-1).tolist()
+        for row, token in enumerate(first.tolist()):
+            emit(row, token, first_logprobs[row])
+        while any(running):
+            rows = [row for row in range(batch) if running[row]]
+            drafts = {
+                row: lookup.draft([*contexts[row], *responses[row]], limit - len(responses[row]) - 1) for row in rows
+            }
+            width = 1 + max(len(d) for d in drafts.values())
+            chunk = torch.full((batch, width), pad_token_id, dtype=torch.long)
+            mask = torch.zeros((batch, width), dtype=torch.long)
+            draft_tokens = torch.full((batch, width - 1), -1, dtype=torch.long)
+            for row in rows:
+                pending_and_draft = [responses[row][-1], *drafts[row]]
+                chunk[row, : len(pending_and_draft)] = torch.tensor(pending_and_draft)
+                mask[row, : len(pending_and_draft)] = 1
+                draft_tokens[row, : len(drafts[row])] = torch.tensor(drafts[row], dtype=torch.long)
+            chunk_logits = decoder.feed(chunk.to(self.device), mask.to(self.device), logits_to_keep=width)
+            log_probs = torch.log_softmax(chunk_logits.float() / self.settings.temperature, dim=-1)
+            kept, following = verify_drafts(
+                log_probs,
+                draft_tokens.to(self.device),
+                greedy=greedy,
+                top_p=self.settings.top_p,
+                generator=self.generator,
+            )
+            # Each draft token's log-prob at its own position, and the following token's at position `kept`.
+            draft_logprobs = log_probs[:, :-1].gather(-1, draft_tokens.clamp(min=0).to(self.device)[..., None])
+            following_logprobs = log_probs[torch.arange(batch, device=self.device), kept, following]
+            kept_list, following_list = kept.tolist(), following.tolist()
+            draft_list, following_logprob_list = draft_logprobs.squeeze(-1).tolist(), following_logprobs.tolist()
+            keep = torch.zeros((batch, width), dtype=torch.long)
+            for row in rows:
+                accepted = kept_list[row]
+                emitted = zip(
+                    [*drafts[row][:accepted], following_list[row]],
+                    [*draft_list[row][:accepted], following_logprob_list[row]],
+                    strict=True,
+                )
+                fed = 1  # the pending token stays; an accepted draft token stays unless it ends the row
+                for token, logprob in emitted:
+                    if not emit(row, token, logprob):
+                        break
+                    fed += 1
+                keep[row, : min(fed, 1 + accepted)] = 1
+            decoder.forget(keep.to(self.device))
         return responses, logprobs, reasons
 
     @torch.no_grad()

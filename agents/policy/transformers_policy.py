@@ -44,6 +44,7 @@ from agents.policy.prompt_cache import PromptCacheStore
 from agents.policy.sampler import Sampler, SamplingSettings
 from agents.policy.scorer import Scorer
 from agents.policy.spans import Span
+from agents.policy.speculation import PromptLookup
 from agents.policy.weights import LoraOptions, PolicyWeights, torch_dtype
 
 __all__ = ["Generation", "LoraOptions", "TransformersPolicy", "char_span_to_token_span"]  # their old home
@@ -82,6 +83,9 @@ class TransformersPolicy:
         share_prompts: Prefill each distinct prompt of a batch once and copy its cache to the
             rows that share it (a group's members share their first prompt); same tokens and
             log-probs. Needs ``decode="dynamic"`` (a static cache keeps its rows).
+        prompt_lookup_num_tokens: Draft tokens per decoding step copied from the context
+            (prompt-lookup speculative decoding, :mod:`agents.policy.speculation`; 0: off).
+            Same greedy tokens, same sampling distribution. Needs ``decode="dynamic"``.
     """
 
     def __init__(
@@ -109,6 +113,7 @@ class TransformersPolicy:
         compile_decode: bool = False,
         decode_bucket: int = 64,
         share_prompts: bool = True,
+        prompt_lookup_num_tokens: int = 0,
     ) -> None:
         from transformers import AutoTokenizer
 
@@ -144,6 +149,7 @@ class TransformersPolicy:
             sampling,
             decode=decode_settings,
             share_prompts=share_prompts,
+            prompt_lookup=PromptLookup(prompt_lookup_num_tokens) if prompt_lookup_num_tokens else None,
             seed=seed,
             device=self.device,
         )

@@ -78,6 +78,7 @@ class SFTAgent:
             system_prompt=config.system_prompt,
             response_prefix=config.response_prefix,
             seed=config.seed,
+            prompt_lookup_num_tokens=config.prompt_lookup_num_tokens,
         )
 
     @property
