@@ -26,12 +26,12 @@ Importing this module does not import ``openenv-core``; its functions and classe
 
 from __future__ import annotations
 
-import ipaddress
 import sys
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from agentenvs.core.checks import check_bool, check_float, check_int, check_str
+from agentenvs.core.hosts import default_sessions_per_client
 
 if TYPE_CHECKING:
     from fastapi import FastAPI
@@ -135,7 +135,7 @@ def create_app(
         max_sessions=max_sessions,
         max_body_bytes=max_body_bytes,
         session_timeout_s=session_timeout_s,
-        max_sessions_per_client=max(1, max_sessions // 2) if per_client is None else per_client,
+        max_sessions_per_client=default_sessions_per_client(max_sessions) if per_client is None else per_client,
         request_timeout_s=request_timeout_s,
         expose_privileged=expose_privileged,
         **env_kwargs,
@@ -144,14 +144,6 @@ def create_app(
 
 def _check_request_timeout(owner: str, request_timeout_s: Any) -> float | None:
     return check_float(owner, "request_timeout_s", request_timeout_s, minimum=0.0, min_inclusive=False, optional=True)
-
-
-def _is_loopback(host: str) -> bool:
-    """Whether ``host`` names this machine only (``localhost``, 127.0.0.0/8, ``::1``)."""
-    try:
-        return host == "localhost" or ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
 
 
 def make_server(
@@ -194,10 +186,10 @@ def make_server(
     log_level = check_str(owner, "log_level", log_level)
     request_timeout_s = _check_request_timeout(owner, request_timeout_s)
     openenv = _import_openenv()
-    if max_sessions_per_client is None and _is_loopback(host):
-        # Every client of a loopback server has one address (a local trainer's many rollouts
-        # included): a per-address cap would only cut that trainer in half.
-        max_sessions_per_client = check_int(owner, "max_sessions", max_sessions, minimum=1)
+    if max_sessions_per_client is None:  # all of them on loopback, where every client has one address
+        max_sessions_per_client = default_sessions_per_client(
+            check_int(owner, "max_sessions", max_sessions, minimum=1), host
+        )
     app = create_app(
         env_id,
         max_sessions=max_sessions,

@@ -406,10 +406,10 @@ def test_one_client_cannot_take_every_slot():
             assert reply["data"]["code"] == "CAPACITY_REACHED" and "per_client" in reply["data"]["message"]
     with serving(max_sessions=3) as url:  # loopback: every local client (a trainer's rollouts) is one address
         assert all("result" in create_mcp_session(url) for _ in range(3))
-    from agentenvs.integrations.openenv import _is_loopback
+    from agentenvs.core.hosts import is_loopback
 
-    assert _is_loopback("127.0.0.1") and _is_loopback("::1") and _is_loopback("localhost")
-    assert not _is_loopback("0.0.0.0") and not _is_loopback("10.1.2.3") and not _is_loopback("example.org")
+    assert is_loopback("127.0.0.1") and is_loopback("::1") and is_loopback("localhost")
+    assert not is_loopback("0.0.0.0") and not is_loopback("10.1.2.3") and not is_loopback("example.org")
     with pytest.raises(ValueError, match="max_sessions_per_client"):
         create_app("SearchQA-v0", max_sessions_per_client=0)
     with pytest.raises(ValueError, match="session_timeout_s"):
