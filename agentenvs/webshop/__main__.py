@@ -21,6 +21,13 @@ def main(argv: list[str] | None = None) -> int:
     serve.add_argument("--show-attrs", action="store_true", help="offer the Attributes sub-page")
     serve.add_argument("--max-sessions", type=int, default=10_000, help="most sessions held at once")
     serve.add_argument(
+        "--max-sessions-per-client",
+        type=int,
+        default=None,
+        help="most sessions one client address holds at once (default: half of --max-sessions for a remote "
+        "address, all of them for a loopback one, which every local client shares)",
+    )
+    serve.add_argument(
         "--session-idle",
         type=float,
         default=None,
@@ -40,7 +47,13 @@ def main(argv: list[str] | None = None) -> int:
         )
         engine = WebShopEngine.from_files(products, attributes, human, seed=args.seed, show_attrs=args.show_attrs)
     idle_s = SESSION_IDLE_S if args.session_idle is None else args.session_idle
-    app = create_app(engine, seed=args.seed, max_sessions=args.max_sessions, session_idle_s=idle_s)
+    app = create_app(
+        engine,
+        seed=args.seed,
+        max_sessions=args.max_sessions,
+        session_idle_s=idle_s,
+        max_sessions_per_client=args.max_sessions_per_client,
+    )
     print(
         f"WebShop: {len(engine.products)} products, {len(engine.goals)} goals; open http://{args.host}:{args.port}/",
         file=sys.stderr,
