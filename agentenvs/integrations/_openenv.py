@@ -375,7 +375,9 @@ class BodyLimit:
             size += len(chunks[-1])
             too_large = size > self.max_body_bytes
         if too_large:
-            await _json_response(413, {"detail": f"the body is over {self.max_body_bytes} bytes"})(scope, receive, send)
+            # Closed after: the rest of the body is never read, so a client trickling it cannot keep the connection.
+            detail = f"the body is over {self.max_body_bytes} bytes"
+            await _json_response(413, {"detail": detail}, close=True)(scope, receive, send)
             return
         if message["type"] != "http.request":
             replay = [message]

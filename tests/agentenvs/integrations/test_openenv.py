@@ -253,6 +253,7 @@ def test_a_body_over_the_limit_gets_413_however_it_is_sent(server_url, path, chu
     response = requests.post(server_url + path, data=chunks() if chunked else body, headers=headers, timeout=30)
     assert response.status_code == 413, (response.status_code, response.text[:200])
     assert str(MAX_BODY_BYTES) in response.json()["detail"]
+    assert response.headers["connection"] == "close"  # the unread rest cannot keep the connection
 
 
 @pytest.mark.parametrize(
