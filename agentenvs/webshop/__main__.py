@@ -33,11 +33,18 @@ def main(argv: list[str] | None = None) -> int:
         default=None,
         help="seconds after its last request that a session may give way to a new one (default: 30 minutes)",
     )
+    serve.add_argument(
+        "--request-timeout",
+        type=float,
+        default=None,
+        help="seconds a client may stay silent mid-request before it is disconnected (default: 10)",
+    )
     args = parser.parse_args(argv)
 
     from agentenvs.webshop.app import SESSION_IDLE_S, create_app
     from agentenvs.webshop.engine import WebShopEngine
     from agentenvs.webshop.env import official_files
+    from agentenvs.webshop.server import REQUEST_TIMEOUT_S, make_shop_server
 
     if args.data_path is None:
         engine = WebShopEngine.generated(args.num_products, args.seed, show_attrs=args.show_attrs)
@@ -58,7 +65,14 @@ def main(argv: list[str] | None = None) -> int:
         f"WebShop: {len(engine.products)} products, {len(engine.goals)} goals; open http://{args.host}:{args.port}/",
         file=sys.stderr,
     )
-    app.run(host=args.host, port=args.port, threaded=True)
+    timeout = REQUEST_TIMEOUT_S if args.request_timeout is None else args.request_timeout
+    server = make_shop_server(app, args.host, args.port, request_timeout_s=timeout)
+    try:
+        server.serve_forever()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        server.server_close()
     return 0
 
 

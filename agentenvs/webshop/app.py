@@ -54,7 +54,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from flask import Flask, Response, abort, redirect, request
-from werkzeug.exceptions import HTTPException, TooManyRequests
+from werkzeug.exceptions import ClientDisconnected, HTTPException, TooManyRequests
 
 from agentenvs.core.checks import check_float, check_int
 from agentenvs.core.hosts import default_sessions_per_client
@@ -365,6 +365,13 @@ def create_app(
             if name.lower() == "retry-after":
                 response.headers[name] = value
         return response
+
+    @app.errorhandler(ClientDisconnected)
+    def body_cut_short(error: ClientDisconnected) -> Response:
+        # The body stopped short of its length: the client left, or went silent past the server's
+        # timeout (agentenvs.webshop.server). Either way it did not arrive in time.
+        text = "408 Request Timeout: the request's body did not arrive whole.\n"
+        return Response(text, status=408, mimetype="text/plain")
 
     @app.route("/")
     def home() -> Any:
