@@ -375,9 +375,9 @@ class BodyLimit:
             size += len(chunks[-1])
             too_large = size > self.max_body_bytes
         if too_large:
-            # Closed after: the rest of the body is never read, so a client trickling it cannot keep the connection.
-            detail = f"the body is over {self.max_body_bytes} bytes"
-            await _json_response(413, {"detail": detail}, close=True)(scope, receive, send)
+            # Not closed at once: the server drops the rest of the body so that the client reads the
+            # reply, for ``request_timeout_s`` at most (``RequestDeadlines``).
+            await _json_response(413, {"detail": f"the body is over {self.max_body_bytes} bytes"})(scope, receive, send)
             return
         if message["type"] != "http.request":
             replay = [message]

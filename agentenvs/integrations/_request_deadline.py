@@ -1,12 +1,13 @@
-"""A deadline for an HTTP request's head (request line and headers) on uvicorn's h11 server.
+"""Deadlines uvicorn's h11 server lacks: for a request's head, and for a body answered early.
 
 uvicorn bounds the wait between two requests on a connection (``timeout_keep_alive``) and the size
 of a request's head (``h11_max_incomplete_event_size``), but not the time a head takes: a client
 that opens a connection, or sends part of a request line or headers, and then stalls holds that
 connection for as long as it likes. No ASGI middleware can see such a request (the app is called
-once the head is complete), so this is a subclass of uvicorn's ``H11Protocol``. The body's deadline
-is the app's (``BodyLimit`` in :mod:`agentenvs.integrations._openenv`), so it holds under any ASGI
-server.
+once the head is complete), so this is a subclass of uvicorn's ``H11Protocol``. Likewise, after a
+reply that did not wait for the whole body (a 413), uvicorn reads and drops the rest for as long
+as the client sends it. The body's own deadline is the app's (``BodyLimit`` in
+:mod:`agentenvs.integrations._openenv`), so it holds under any ASGI server.
 """
 
 from __future__ import annotations
@@ -20,51 +21,74 @@ from uvicorn.protocols.http.h11_impl import H11Protocol
 _MESSAGE = b"the request's headers did not arrive in time"
 
 
-class RequestHeadDeadline(H11Protocol):
-    """uvicorn's h11 protocol, giving each request's head ``head_timeout_s`` seconds to arrive whole.
+class RequestDeadlines(H11Protocol):
+    """uvicorn's h11 protocol, giving each request's head ``timeout_s`` seconds to arrive whole.
 
     The clock starts when the connection opens, and for a later request on a kept-alive connection,
     at its first byte (until then uvicorn's ``timeout_keep_alive`` applies). When it runs out, a
     client that sent part of a head gets 408 and the connection is closed; one that sent nothing is
-    closed quietly, as uvicorn closes an idle kept-alive connection.
+    closed quietly, as uvicorn closes an idle kept-alive connection. A client still sending a body
+    ``timeout_s`` after it was answered (the rest of a body refused with 413, read and dropped so
+    that the client can read the reply) is disconnected.
     """
 
-    head_timeout_s: float = 10.0
+    timeout_s: float = 10.0
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self._head_timer: asyncio.TimerHandle | None = None
+        self._answered_body_timer: asyncio.TimerHandle | None = None
 
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
         super().connection_made(transport)
-        self._arm()
+        self._arm_head()
 
     def data_received(self, data: bytes) -> None:
         if self._head_timer is None and self.conn.their_state is h11.IDLE:
-            self._arm()  # the first byte of a new request; later bytes never re-arm it
+            self._arm_head()  # the first byte of a new request; later bytes never re-arm it
         super().data_received(data)  # parses what it can, through handle_events
 
     def handle_events(self) -> None:
         super().handle_events()
-        self._disarm_once_the_head_is_in()
+        if self.transport.is_closing():
+            self._cancel_timers()
+            return
+        if self.conn.their_state is not h11.IDLE:  # the head is in (SEND_BODY, DONE or a protocol switch)
+            self._cancel_head_timer()
+        if self.conn.their_state is not h11.SEND_BODY:
+            self._cancel_answered_body_timer()
+        if self.conn.their_state is h11.IDLE and self._head_timer is None and self.timeout_keep_alive_task is None:
+            # A new cycle that neither a head deadline nor uvicorn's keep-alive watches (it began after
+            # an answered body ended, which uvicorn's keep-alive timer does not cover).
+            self._arm_head()
+
+    def on_response_complete(self) -> None:
+        super().on_response_complete()
+        if not self.transport.is_closing() and self.conn.their_state is h11.SEND_BODY:
+            self._cancel_answered_body_timer()
+            self._answered_body_timer = self.loop.call_later(self.timeout_s, self._answered_body_timed_out)
 
     def connection_lost(self, exc: Exception | None) -> None:
-        self._disarm()
+        self._cancel_timers()
         super().connection_lost(exc)
 
-    def _arm(self) -> None:
-        self._disarm()
-        self._head_timer = self.loop.call_later(self.head_timeout_s, self._head_timed_out)
+    def _arm_head(self) -> None:
+        self._cancel_head_timer()
+        self._head_timer = self.loop.call_later(self.timeout_s, self._head_timed_out)
 
-    def _disarm(self) -> None:
+    def _cancel_head_timer(self) -> None:
         if self._head_timer is not None:
             self._head_timer.cancel()
             self._head_timer = None
 
-    def _disarm_once_the_head_is_in(self) -> None:
-        # A parsed head moves the client out of IDLE (to SEND_BODY, DONE or a protocol switch).
-        if self.conn.their_state is not h11.IDLE or self.transport.is_closing():
-            self._disarm()
+    def _cancel_answered_body_timer(self) -> None:
+        if self._answered_body_timer is not None:
+            self._answered_body_timer.cancel()
+            self._answered_body_timer = None
+
+    def _cancel_timers(self) -> None:
+        self._cancel_head_timer()
+        self._cancel_answered_body_timer()
 
     def _head_timed_out(self) -> None:
         self._head_timer = None
@@ -80,7 +104,12 @@ class RequestHeadDeadline(H11Protocol):
             self.transport.write(self.conn.send(h11.EndOfMessage()))
         self.transport.close()
 
+    def _answered_body_timed_out(self) -> None:
+        self._answered_body_timer = None
+        if not self.transport.is_closing() and self.conn.their_state is h11.SEND_BODY:
+            self.transport.close()
 
-def request_head_deadline(head_timeout_s: float) -> type[RequestHeadDeadline]:
-    """:class:`RequestHeadDeadline` with ``head_timeout_s``, for ``uvicorn.Config(http=...)``."""
-    return type("RequestHeadDeadline", (RequestHeadDeadline,), {"head_timeout_s": head_timeout_s})
+
+def request_deadlines(timeout_s: float) -> type[RequestDeadlines]:
+    """:class:`RequestDeadlines` with ``timeout_s``, for ``uvicorn.Config(http=...)``."""
+    return type("RequestDeadlines", (RequestDeadlines,), {"timeout_s": timeout_s})

@@ -201,10 +201,10 @@ def make_server(
     )
     import uvicorn
 
-    from agentenvs.integrations._request_deadline import request_head_deadline
+    from agentenvs.integrations._request_deadline import request_deadlines
 
     # uvicorn has no setting for how long a request's headers may take: its h11 protocol gets one.
-    http = "auto" if request_timeout_s is None else request_head_deadline(request_timeout_s)
+    http = "auto" if request_timeout_s is None else request_deadlines(request_timeout_s)
     config = uvicorn.Config(
         app,
         host=host,
