@@ -11,6 +11,8 @@ on loopback only (one address floods, a victim at another plays on):
 - the shop (in process, client addresses set per request): ``--flood-sessions`` new sessions
   from one address (429 past ``max_sessions_per_client``), the victim's session and a newcomer
   still served, oversized bodies (413);
+- the shop's server (werkzeug on 127.0.0.1): ``--flood-stalled`` half-sent requests while a
+  victim shops (disconnected mid-headers, 408 mid-body);
 - the OpenEnv server (uvicorn on 127.0.0.1, flooding from 127.0.0.2): ``--flood-sessions``
   ``openenv/session/create`` calls over ``/mcp`` and idle WebSocket clients past the per-client
   cap (``CAPACITY_REACHED``), ``--flood-stalled`` half-sent requests while the victim plays
@@ -95,6 +97,7 @@ OPENENV_MAX_SESSIONS = 16
 OPENENV_PER_CLIENT = 8
 OPENENV_MAX_BODY = 1 << 20
 OPENENV_REQUEST_TIMEOUT_S = 1.0
+SHOP_REQUEST_TIMEOUT_S = 1.0
 
 
 def flood_shop(sessions: int) -> tuple[list[str], bool]:
@@ -122,6 +125,35 @@ def flood_shop(sessions: int) -> tuple[list[str], bool]:
         f"(max_sessions {SHOP_MAX_SESSIONS}, per client {cap}); the victim's session "
         f"{'alive' if alive else 'LOST'}, a newcomer {'served' if newcomer else 'REFUSED'}",
         f"shop: 10 bodies of 20 KB (limit 16 KiB): {_counts(big)}",
+    ], ok
+
+
+def flood_shop_server(stalled: int) -> tuple[list[str], bool]:
+    """Half-sent requests at the shop's own server on loopback while a victim shops."""
+    from agentenvs.webshop.server import make_shop_server
+
+    logging.getLogger("werkzeug").setLevel(logging.CRITICAL)  # a line per request and per timeout
+    app = create_app(WebShopEngine.generated(num_products=200, cache_index=False))
+    server = make_shop_server(app, port=0, request_timeout_s=SHOP_REQUEST_TIMEOUT_S)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    host, port = "127.0.0.1", server.server_port
+    try:
+        connections = [_stalled(host, port, index, shop=True) for index in range(stalled)]
+        start = time.perf_counter()
+        served = Counter(_get_status(host, port, f"/fixed_{turn}") for turn in range(4))  # the victim
+        answers = Counter(_answer(connection) for connection in connections)
+        seconds = time.perf_counter() - start
+    finally:
+        server.shutdown()
+        server.server_close()
+    # Mid-headers (or nothing sent): disconnected; mid-body: 408.
+    ok = served == Counter({302: 4}) and answers == Counter(
+        {"408": (stalled + 2) // 4, "closed": stalled - (stalled + 2) // 4}
+    )
+    return [
+        f"shop server: {stalled} half-sent requests (request_timeout_s={SHOP_REQUEST_TIMEOUT_S}): "
+        f"{_counts(answers)}, all answered in {seconds:.1f} s; meanwhile the victim's 4 requests got {_counts(served)}"
     ], ok
 
 
@@ -171,11 +203,21 @@ def _post(host: str, port: int, path: str, body: Any, *, source: str = FLOOD_ADD
         connection.close()
 
 
-def _stalled(host: str, port: int, index: int) -> socket.socket:
+def _stalled(host: str, port: int, index: int, *, shop: bool = False) -> socket.socket:
     """A connection from the flood's address that sent part of a request (or nothing) and stalls."""
+    path, body_type, body = (
+        (b"/fixed_0", b"application/x-www-form-urlencoded", b"search_query=so")
+        if shop
+        else (b"/reset", b"application/json", b"{")
+    )
     sent = (
-        b"POST /reset HTTP/1.1\r\nHost: x\r\nContent-Type: appl",  # part of the headers
-        b"POST /reset HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{",
+        b"POST " + path + b" HTTP/1.1\r\nHost: x\r\nContent-Type: appl",  # part of the headers
+        b"POST "
+        + path
+        + b" HTTP/1.1\r\nHost: x\r\nContent-Type: "
+        + body_type
+        + b"\r\nContent-Length: 100\r\n\r\n"
+        + body,
         b"POS",  # part of the request line
         b"",  # nothing at all
     )[index % 4]
@@ -305,6 +347,7 @@ def main() -> int:
         held = True
         for flood in (
             lambda: flood_shop(args.flood_sessions),
+            lambda: flood_shop_server(args.flood_stalled),
             lambda: flood_openenv(args.flood_sessions, args.flood_stalled),
         ):
             lines, ok = flood()
