@@ -185,6 +185,7 @@ def _serve(args: ServeArgs) -> int:
             max_sessions=args.max_sessions,
             max_sessions_per_client=args.max_sessions_per_client,
             session_timeout_s=args.session_timeout,
+            request_timeout_s=args.request_timeout,
             expose_privileged=args.expose_privileged,
             **kwargs,
         )

@@ -83,6 +83,8 @@ class ServeArgs(EnvArgs):
     --host, where every client has the same address; half of them, at least 1, elsewhere)."""
     session_timeout: float | None = 300.0
     """Seconds a session may stay idle before it is destroyed and its slot freed."""
+    request_timeout: float | None = 10.0
+    """Seconds an HTTP request's headers, then its body, may take to arrive; a slower one gets 408."""
     expose_privileged: bool = False
     """Send info['privileged'] (answers, targets, expert plans) to clients; off: clients are agents."""
 

@@ -6,12 +6,14 @@ imports it only when one of its functions is called.
 
 from __future__ import annotations
 
+import asyncio
 import contextvars
 import functools
 import inspect
 import json
 import math
 import re
+import time
 import uuid
 from collections.abc import Awaitable, Callable, MutableMapping
 from typing import Any
@@ -245,10 +247,14 @@ class TextEnvironment(Environment[TextAction, TextObservation, EpisodeState]):
         self._env.close()
 
 
-def _json_response(status_code: int, content: Any) -> Response:
+def _json_response(status_code: int, content: Any, *, close: bool = False) -> Response:
+    """A JSON reply; ``close`` asks the server to close the connection after it."""
     # ensure_ascii escapes every non-ASCII character, lone surrogates included: the body always encodes.
     return Response(
-        json.dumps(json_safe(content), ensure_ascii=True), status_code=status_code, media_type="application/json"
+        json.dumps(json_safe(content), ensure_ascii=True),
+        status_code=status_code,
+        media_type="application/json",
+        headers={"connection": "close"} if close else None,
     )
 
 
@@ -332,16 +338,19 @@ def _readable_frame(text: str | None) -> str | None:
 
 
 class BodyLimit:
-    """ASGI middleware: a request body over ``max_body_bytes`` gets 413, however it is sent.
+    """ASGI middleware: a request body over ``max_body_bytes`` gets 413, one slower than ``timeout_s`` 408.
 
     The body is read (at most ``max_body_bytes`` of it) before the route runs, so a route that
     catches its own body errors (OpenEnv's ``/mcp`` answers a cut body with a JSON-RPC parse
-    error and 200) never sees an oversized one, chunked or not.
+    error and 200) never sees an oversized one, chunked or not. The whole body must arrive within
+    ``timeout_s`` (None: no limit) of the route being called, so a client that sends part of one
+    and stalls gets 408 and its connection closed, instead of holding it for as long as it likes.
     """
 
-    def __init__(self, app: ASGIApp, max_body_bytes: int) -> None:
+    def __init__(self, app: ASGIApp, max_body_bytes: int, timeout_s: float | None = None) -> None:
         self.app = app
         self.max_body_bytes = max_body_bytes
+        self.timeout_s = timeout_s
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -349,17 +358,25 @@ class BodyLimit:
             return
         declared = dict(scope.get("headers", ())).get(b"content-length", b"")
         too_large = declared.isdigit() and int(declared) > self.max_body_bytes
+        deadline = None if self.timeout_s is None else time.monotonic() + self.timeout_s
         chunks: list[bytes] = []
         size = 0
         message: Message = {"type": "http.request", "body": b"", "more_body": True}
         while not too_large and message.get("more_body", False):
-            message = await receive()
+            try:
+                message = await asyncio.wait_for(receive(), None if deadline is None else deadline - time.monotonic())
+            except asyncio.TimeoutError:
+                detail = f"the body did not arrive within {self.timeout_s} s"
+                await _json_response(408, {"detail": detail}, close=True)(scope, receive, send)
+                return
             if message["type"] != "http.request":  # the client left: let the app see that
                 break
             chunks.append(message.get("body", b""))
             size += len(chunks[-1])
             too_large = size > self.max_body_bytes
         if too_large:
+            # Not closed at once: the server drops the rest of the body so that the client reads the
+            # reply, for ``request_timeout_s`` at most (``RequestDeadlines``).
             await _json_response(413, {"detail": f"the body is over {self.max_body_bytes} bytes"})(scope, receive, send)
             return
         if message["type"] != "http.request":
@@ -440,6 +457,7 @@ def create_app(
     max_body_bytes: int,
     session_timeout_s: float | None,
     max_sessions_per_client: int,
+    request_timeout_s: float | None,
     expose_privileged: bool = False,
     **env_kwargs: Any,
 ) -> FastAPI:
@@ -471,7 +489,7 @@ def create_app(
     app.add_exception_handler(BadRequest, bad_request)
     app.add_exception_handler(RequestValidationError, invalid)
     app.add_exception_handler(StarletteHTTPException, http_error)
-    app.add_middleware(BodyLimit, max_body_bytes=max_body_bytes)  # 413 beyond it
+    app.add_middleware(BodyLimit, max_body_bytes=max_body_bytes, timeout_s=request_timeout_s)  # 413 beyond it, 408 late
     app.add_middleware(WebSocketGuard, server=server)
     app.add_middleware(ClientAddress)
     return app

@@ -10,7 +10,8 @@ routes are OpenEnv's stateless ones (a fresh env per request), and ``/health``, 
 (:class:`TextAction`); observations carry ``text``, the env's ``info``, ``reward``, ``done``,
 ``terminated`` and ``truncated`` (:class:`TextObservation`). A bad request (malformed JSON,
 unknown fields, wrong types, a body over ``max_body_bytes``, an unknown task) gets a 4xx whose
-JSON names the problem, never a 5xx.
+JSON names the problem, never a 5xx; a request whose headers or body do not arrive within
+``request_timeout_s`` gets 408 and its connection closed.
 
 Example::
 
@@ -25,12 +26,12 @@ Importing this module does not import ``openenv-core``; its functions and classe
 
 from __future__ import annotations
 
-import ipaddress
 import sys
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from agentenvs.core.checks import check_bool, check_float, check_int, check_str
+from agentenvs.core.hosts import default_sessions_per_client
 
 if TYPE_CHECKING:
     from fastapi import FastAPI
@@ -51,6 +52,8 @@ DEFAULT_MAX_BODY_BYTES = 1 << 20
 """1 MiB: an action of ``MAX_ACTION_CHARS`` (65,536) characters fits four bytes each."""
 DEFAULT_SESSION_TIMEOUT_S = 300.0
 """A session with no message for this long is destroyed, so an idle client cannot hold its slot."""
+DEFAULT_REQUEST_TIMEOUT_S = 10.0
+"""An HTTP request's headers, and then its body, must each arrive within this long, or it gets 408."""
 
 _CLASSES = ("BadRequest", "EpisodeState", "Server", "TextAction", "TextEnvClient", "TextEnvironment", "TextObservation")
 
@@ -93,6 +96,7 @@ def create_app(
     max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
     session_timeout_s: float | None = DEFAULT_SESSION_TIMEOUT_S,
     max_sessions_per_client: int | None = None,
+    request_timeout_s: float | None = DEFAULT_REQUEST_TIMEOUT_S,
     expose_privileged: bool = False,
     **env_kwargs: Any,
 ) -> FastAPI:
@@ -109,6 +113,9 @@ def create_app(
         max_sessions_per_client: Sessions one remote address may hold at once; None: half of
             ``max_sessions``, at least 1. A client over it is refused like one over
             ``max_sessions`` (a ``CAPACITY_REACHED`` error frame, a JSON-RPC error over ``/mcp``).
+        request_timeout_s: Seconds a request's body may take to arrive whole, from its headers;
+            a slower one gets 408 and its connection is closed (the headers' own deadline is the
+            server's: :func:`make_server`). None: no limit.
         expose_privileged: Send ``info["privileged"]`` (gold answers, target products, expert
             plans) to clients. Off by default: the client is usually the agent.
         **env_kwargs: Passed to ``gym.make`` for every session's env (checked now).
@@ -121,24 +128,22 @@ def create_app(
         owner, "session_timeout_s", session_timeout_s, minimum=0.0, min_inclusive=False, optional=True
     )
     per_client = check_int(owner, "max_sessions_per_client", max_sessions_per_client, minimum=1, optional=True)
+    request_timeout_s = _check_request_timeout(owner, request_timeout_s)
     expose_privileged = check_bool(owner, "expose_privileged", expose_privileged)
     return _import_openenv().create_app(
         env_id,
         max_sessions=max_sessions,
         max_body_bytes=max_body_bytes,
         session_timeout_s=session_timeout_s,
-        max_sessions_per_client=max(1, max_sessions // 2) if per_client is None else per_client,
+        max_sessions_per_client=default_sessions_per_client(max_sessions) if per_client is None else per_client,
+        request_timeout_s=request_timeout_s,
         expose_privileged=expose_privileged,
         **env_kwargs,
     )
 
 
-def _is_loopback(host: str) -> bool:
-    """Whether ``host`` names this machine only (``localhost``, 127.0.0.0/8, ``::1``)."""
-    try:
-        return host == "localhost" or ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
+def _check_request_timeout(owner: str, request_timeout_s: Any) -> float | None:
+    return check_float(owner, "request_timeout_s", request_timeout_s, minimum=0.0, min_inclusive=False, optional=True)
 
 
 def make_server(
@@ -150,6 +155,7 @@ def make_server(
     max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
     session_timeout_s: float | None = DEFAULT_SESSION_TIMEOUT_S,
     max_sessions_per_client: int | None = None,
+    request_timeout_s: float | None = DEFAULT_REQUEST_TIMEOUT_S,
     log_level: str = "warning",
     on_start: Callable[[str], None] | None = None,
     **env_kwargs: Any,
@@ -165,6 +171,11 @@ def make_server(
         session_timeout_s: See :func:`create_app`.
         max_sessions_per_client: See :func:`create_app`; None on a loopback ``host``: ``max_sessions``
             (every local client has the same address), elsewhere half of it.
+        request_timeout_s: Seconds a request's headers may take to arrive whole, from the
+            connection opening (or the request's first byte on a kept-alive connection), and its
+            body then as many (see :func:`create_app`). A client that sent part of the headers
+            gets 408, one that sent nothing is disconnected; other clients are served meanwhile.
+            None: no limit (uvicorn's own behaviour).
         log_level: uvicorn's log level.
         on_start: Called with the server's URL once it listens.
         **env_kwargs: Passed to ``gym.make``.
@@ -173,23 +184,35 @@ def make_server(
     host = check_str(owner, "host", host)
     port = check_int(owner, "port", port, minimum=0, maximum=65535)
     log_level = check_str(owner, "log_level", log_level)
+    request_timeout_s = _check_request_timeout(owner, request_timeout_s)
     openenv = _import_openenv()
-    if max_sessions_per_client is None and _is_loopback(host):
-        # Every client of a loopback server has one address (a local trainer's many rollouts
-        # included): a per-address cap would only cut that trainer in half.
-        max_sessions_per_client = check_int(owner, "max_sessions", max_sessions, minimum=1)
+    if max_sessions_per_client is None:  # all of them on loopback, where every client has one address
+        max_sessions_per_client = default_sessions_per_client(
+            check_int(owner, "max_sessions", max_sessions, minimum=1), host
+        )
     app = create_app(
         env_id,
         max_sessions=max_sessions,
         max_body_bytes=max_body_bytes,
         session_timeout_s=session_timeout_s,
         max_sessions_per_client=max_sessions_per_client,
+        request_timeout_s=request_timeout_s,
         **env_kwargs,
     )
     import uvicorn
 
+    from agentenvs.integrations._request_deadline import request_deadlines
+
+    # uvicorn has no setting for how long a request's headers may take: its h11 protocol gets one.
+    http = "auto" if request_timeout_s is None else request_deadlines(request_timeout_s)
     config = uvicorn.Config(
-        app, host=host, port=port, log_level=log_level, ws_max_size=max_body_bytes, timeout_graceful_shutdown=5
+        app,
+        host=host,
+        port=port,
+        log_level=log_level,
+        http=http,
+        ws_max_size=max_body_bytes,
+        timeout_graceful_shutdown=5,
     )
     return openenv.Server(config, on_start=on_start)
 
@@ -203,6 +226,7 @@ def serve(
     max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
     session_timeout_s: float | None = DEFAULT_SESSION_TIMEOUT_S,
     max_sessions_per_client: int | None = None,
+    request_timeout_s: float | None = DEFAULT_REQUEST_TIMEOUT_S,
     log_level: str = "warning",
     **env_kwargs: Any,
 ) -> None:
@@ -227,6 +251,7 @@ def serve(
         max_body_bytes=max_body_bytes,
         session_timeout_s=session_timeout_s,
         max_sessions_per_client=max_sessions_per_client,
+        request_timeout_s=request_timeout_s,
         log_level=log_level,
         on_start=announce,
         **env_kwargs,

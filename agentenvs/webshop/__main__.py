@@ -21,16 +21,30 @@ def main(argv: list[str] | None = None) -> int:
     serve.add_argument("--show-attrs", action="store_true", help="offer the Attributes sub-page")
     serve.add_argument("--max-sessions", type=int, default=10_000, help="most sessions held at once")
     serve.add_argument(
+        "--max-sessions-per-client",
+        type=int,
+        default=None,
+        help="most sessions one client address holds at once (default: half of --max-sessions for a remote "
+        "address, all of them for a loopback one, which every local client shares)",
+    )
+    serve.add_argument(
         "--session-idle",
         type=float,
         default=None,
         help="seconds after its last request that a session may give way to a new one (default: 30 minutes)",
+    )
+    serve.add_argument(
+        "--request-timeout",
+        type=float,
+        default=None,
+        help="seconds a client may stay silent mid-request before it is disconnected (default: 10)",
     )
     args = parser.parse_args(argv)
 
     from agentenvs.webshop.app import SESSION_IDLE_S, create_app
     from agentenvs.webshop.engine import WebShopEngine
     from agentenvs.webshop.env import official_files
+    from agentenvs.webshop.server import REQUEST_TIMEOUT_S, make_shop_server
 
     if args.data_path is None:
         engine = WebShopEngine.generated(args.num_products, args.seed, show_attrs=args.show_attrs)
@@ -40,12 +54,25 @@ def main(argv: list[str] | None = None) -> int:
         )
         engine = WebShopEngine.from_files(products, attributes, human, seed=args.seed, show_attrs=args.show_attrs)
     idle_s = SESSION_IDLE_S if args.session_idle is None else args.session_idle
-    app = create_app(engine, seed=args.seed, max_sessions=args.max_sessions, session_idle_s=idle_s)
+    app = create_app(
+        engine,
+        seed=args.seed,
+        max_sessions=args.max_sessions,
+        session_idle_s=idle_s,
+        max_sessions_per_client=args.max_sessions_per_client,
+    )
     print(
         f"WebShop: {len(engine.products)} products, {len(engine.goals)} goals; open http://{args.host}:{args.port}/",
         file=sys.stderr,
     )
-    app.run(host=args.host, port=args.port, threaded=True)
+    timeout = REQUEST_TIMEOUT_S if args.request_timeout is None else args.request_timeout
+    server = make_shop_server(app, args.host, args.port, request_timeout_s=timeout)
+    try:
+        server.serve_forever()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        server.server_close()
     return 0
 
 

@@ -20,7 +20,12 @@ The store holds at most ``max_sessions`` sessions. A session is live while it wa
 the last ``session_idle_s`` seconds (default 30 minutes); only sessions idle longer may be
 evicted (the least recently used first) to make room, so a flood of new sessions cannot push
 out a shopper's live one: once the store is full of live sessions, a new one is refused with
-429 and a ``Retry-After`` saying when the idlest session can give way.
+429 and a ``Retry-After`` saying when the idlest session can give way. One client address
+holds at most ``max_sessions_per_client`` sessions (by default half of ``max_sessions`` for a
+remote address, all of them for a loopback one: local clients, a trainer's many rollouts
+included, all have that one address): past that, a new one takes the place of that client's own
+idlest session if it idled out, and is otherwise refused with 429 and ``Retry-After``, so one
+client cannot fill the store and lock out the rest.
 
 Bad input gets a 4xx with a plain-text message, never a 500: an unknown session (404),
 a malformed session id, query, page number or options (400), an unknown product or
@@ -49,8 +54,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from flask import Flask, Response, abort, redirect, request
-from werkzeug.exceptions import HTTPException, TooManyRequests
+from werkzeug.exceptions import ClientDisconnected, HTTPException, TooManyRequests
 
+from agentenvs.core.checks import check_float, check_int
+from agentenvs.core.hosts import default_sessions_per_client
 from agentenvs.webshop.data import Goal, shuffle_goals
 from agentenvs.webshop.engine import MAX_QUERY_CHARS, WebShopEngine
 from agentenvs.webshop.pages import SUB_PAGES, Page, page_html, results_url
@@ -109,13 +116,17 @@ class ServerSession:
     reward: Reward | None = None
     purchased_asin: str = ""
     last_used: float = 0.0
+    client: str = ""
+    """The address that opened the session (what ``max_sessions_per_client`` counts)."""
 
 
 class SessionStore:
-    """Sessions by id, at most ``capacity``; thread-safe.
+    """Sessions by id, at most ``capacity`` (``per_client(address)`` per client address); thread-safe.
 
     Only a session idle for more than ``idle_s`` seconds (by ``clock``) may be evicted to make
-    room; when every session is live a new one is refused with 429.
+    room; when every session is live a new one is refused with 429. A client holding
+    ``per_client(address)`` sessions (None: no cap but ``capacity``) may open another only in
+    place of its own idlest one, once that idled out; until then it gets 429.
 
     >>> from types import SimpleNamespace
     >>> now = [0.0]  # a hand-moved clock
@@ -136,6 +147,7 @@ class SessionStore:
         seed: int,
         *,
         idle_s: float = SESSION_IDLE_S,
+        per_client: Callable[[str], int] | None = None,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         if capacity < 1 or not idle_s > 0:
@@ -143,11 +155,14 @@ class SessionStore:
         self.goals = goals
         self.capacity = capacity
         self.idle_s = idle_s
+        self.per_client = per_client
         self.clock = clock
         self._weights = [goal.weight for goal in goals]
         self._rng = random.Random(seed)
         # Least recently used first, so the first entry is always the idlest.
         self._sessions: OrderedDict[str, ServerSession] = OrderedDict()
+        # Each client's session ids, least recently used first too; kept in step with ``_sessions``.
+        self._by_client: dict[str, OrderedDict[str, None]] = {}
         self._lock = threading.Lock()
 
     def goal(self, index: int) -> Goal:
@@ -158,10 +173,12 @@ class SessionStore:
             )
         return self.goals[index]
 
-    def open(self, session_id: str, goal: Goal | None = None) -> ServerSession:
-        """The session ``session_id``, created when new (on ``goal``, its ``fixed_<n>-`` goal or a drawn one).
+    def open(self, session_id: str, goal: Goal | None = None, *, client: str = "") -> ServerSession:
+        """The session ``session_id``, created when new (on ``goal``, its ``fixed_<n>-`` goal or a
+        drawn one) for ``client`` (its address).
 
-        Raises a 429 when the store is full of live sessions.
+        Raises a 429 when the store is full of live sessions, or ``client`` holds ``per_client``
+        live ones.
         """
         with self._lock:
             now = self.clock()
@@ -173,8 +190,10 @@ class SessionStore:
                         goal = self.goal(int(fixed.group(1)))
                     else:
                         goal = self._rng.choices(self.goals, self._weights)[0]
+                self._make_room_for(client, now)
                 self._make_room(now)
-                session = self._sessions[session_id] = ServerSession(goal)
+                session = self._sessions[session_id] = ServerSession(goal, client=client)
+                self._by_client.setdefault(client, OrderedDict())[session_id] = None
             self._touch(session_id, session, now)
             return session
 
@@ -196,8 +215,11 @@ class SessionStore:
     def _retry_after(self, now: float) -> int:
         if len(self._sessions) < self.capacity:
             return 0
-        idlest = next(iter(self._sessions.values()))
-        wait = idlest.last_used + self.idle_s - now
+        return self._wait(next(iter(self._sessions.values())), now)
+
+    def _wait(self, session: ServerSession, now: float) -> int:
+        """Whole seconds until ``session`` may be evicted (0: now)."""
+        wait = session.last_used + self.idle_s - now
         # Idle exactly ``idle_s`` is still live (evictable only when idle longer), hence at least 1 s.
         return 0 if wait < 0 else max(1, math.ceil(wait))
 
@@ -209,11 +231,38 @@ class SessionStore:
                     f"The shop is full ({self.capacity} sessions in use); try again in {wait} s.",
                     retry_after=wait,
                 )
-            self._sessions.popitem(last=False)
+            self._evict(next(iter(self._sessions)))
+
+    def _make_room_for(self, client: str, now: float) -> None:
+        """Evicts ``client``'s own idlest session if it holds ``per_client`` and that one idled out."""
+        owned = self._by_client.get(client)
+        if self.per_client is None or not owned:
+            return
+        limit = self.per_client(client)
+        if limit >= self.capacity:  # no cap but the store's own, whose 429 says the shop is full
+            return
+        while owned and len(owned) >= limit:
+            idlest = next(iter(owned))
+            wait = self._wait(self._sessions[idlest], now)
+            if wait > 0:
+                raise TooManyRequests(
+                    f"This client already holds {len(owned)} live sessions, the most one address may hold "
+                    f"(max_sessions_per_client={limit}); finish one, or try again in {wait} s.",
+                    retry_after=wait,
+                )
+            self._evict(idlest)
+
+    def _evict(self, session_id: str) -> None:
+        session = self._sessions.pop(session_id)
+        owned = self._by_client[session.client]
+        del owned[session_id]
+        if not owned:
+            del self._by_client[session.client]
 
     def _touch(self, session_id: str, session: ServerSession, now: float) -> None:
         session.last_used = now
         self._sessions.move_to_end(session_id)
+        self._by_client[session.client].move_to_end(session_id)
 
     def __len__(self) -> int:
         return len(self._sessions)
@@ -225,6 +274,7 @@ def create_app(
     max_sessions: int = 10_000,
     seed: int = 0,
     session_idle_s: float = SESSION_IDLE_S,
+    max_sessions_per_client: int | None = None,
     clock: Callable[[], float] = time.monotonic,
 ) -> Flask:
     """A Flask app serving ``engine``'s shop (see the module docstring).
@@ -234,11 +284,29 @@ def create_app(
         max_sessions: Most sessions held at once (memory stays bounded).
         seed: Seed of the goal order and of drawn goals.
         session_idle_s: Seconds after its last request that a session may be evicted for a new one.
+        max_sessions_per_client: Most sessions one client address holds at once; None: half of
+            ``max_sessions`` (at least 1) for a remote address, all of them for a loopback one,
+            which every local client shares. A client over it gets 429 with ``Retry-After``.
         clock: Seconds, monotonic; tests inject a fake one.
     """
+    owner = "create_app"
+    max_sessions = check_int(owner, "max_sessions", max_sessions, minimum=1)
+    session_idle_s = check_float(owner, "session_idle_s", session_idle_s, minimum=0.0, min_inclusive=False)
+    cap = check_int(owner, "max_sessions_per_client", max_sessions_per_client, minimum=1, optional=True)
+
+    def per_client(address: str) -> int:
+        return default_sessions_per_client(max_sessions, address) if cap is None else cap
+
     app = Flask(__name__)
     app.config["MAX_CONTENT_LENGTH"] = 16 * 1024
-    store = SessionStore(shuffle_goals(engine.goals), max_sessions, seed, idle_s=session_idle_s, clock=clock)
+    store = SessionStore(
+        shuffle_goals(engine.goals),
+        max_sessions,
+        seed,
+        idle_s=session_idle_s,
+        per_client=per_client,
+        clock=clock,
+    )
     app.extensions["webshop_sessions"] = store
     app.extensions["webshop_engine"] = engine
     search_lock = threading.Lock()
@@ -281,6 +349,10 @@ def create_app(
                 abort(400, f"The product has no option {name[:40]!r}={value[:40]!r}.")
         return options
 
+    def client_address() -> str:
+        # The peer's address: behind a reverse proxy, the proxy's for every client.
+        return request.remote_addr or ""
+
     def html(page: Page) -> Response:
         return Response(page_html(page), mimetype="text/html")
 
@@ -293,6 +365,13 @@ def create_app(
             if name.lower() == "retry-after":
                 response.headers[name] = value
         return response
+
+    @app.errorhandler(ClientDisconnected)
+    def body_cut_short(error: ClientDisconnected) -> Response:
+        # The body stopped short of its length: the client left, or went silent past the server's
+        # timeout (agentenvs.webshop.server). Either way it did not arrive in time.
+        text = "408 Request Timeout: the request's body did not arrive whole.\n"
+        return Response(text, status=408, mimetype="text/plain")
 
     @app.route("/")
     def home() -> Any:
@@ -307,9 +386,9 @@ def create_app(
             searched = request.method == "POST" and "search_query" in request.form
             keywords = check_query(request.form["search_query"]) if searched else ""
             session_id = f"{session_id}-{secrets.token_hex(8)}"
-            store.open(session_id, goal)
+            store.open(session_id, goal, client=client_address())
             return redirect(results_url(session_id, keywords, 1) if searched else f"/{session_id}")
-        session = store.open(check_session_id(session_id))
+        session = store.open(check_session_id(session_id), client=client_address())
         if request.method == "POST" and "search_query" in request.form:
             keywords = check_query(request.form["search_query"])
             return redirect(results_url(session_id, keywords, 1))

@@ -116,6 +116,7 @@ def test_info_shows_spec_action_format_modes_splits_and_tasks(capsys):
         (["serve", "SearchQA-v0", "--port", "70000"], "port must be an integer in [0, 65535]"),
         (["serve", "SearchQA-v0", "--session-timeout", "0"], "session_timeout_s must be"),
         (["serve", "SearchQA-v0", "--max-sessions-per-client", "0"], "max_sessions_per_client must be"),
+        (["serve", "SearchQA-v0", "--request-timeout", "0"], "request_timeout_s must be"),
     ],
 )
 def test_bad_arguments_are_usage_errors_naming_them(argv, message, capsys):
@@ -135,6 +136,7 @@ HELP_LISTS = {
         "--port INT",
         "--max-sessions INT",
         "--session-timeout",
+        "--request-timeout",
         "--expose-privileged",
     ],
     "pregenerate": ["--count INT", "--seed INT", "--workers INT", "--cache-dir", "--time-limit FLOAT", "--quiet"],

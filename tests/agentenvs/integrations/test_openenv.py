@@ -406,10 +406,10 @@ def test_one_client_cannot_take_every_slot():
             assert reply["data"]["code"] == "CAPACITY_REACHED" and "per_client" in reply["data"]["message"]
     with serving(max_sessions=3) as url:  # loopback: every local client (a trainer's rollouts) is one address
         assert all("result" in create_mcp_session(url) for _ in range(3))
-    from agentenvs.integrations.openenv import _is_loopback
+    from agentenvs.core.hosts import is_loopback
 
-    assert _is_loopback("127.0.0.1") and _is_loopback("::1") and _is_loopback("localhost")
-    assert not _is_loopback("0.0.0.0") and not _is_loopback("10.1.2.3") and not _is_loopback("example.org")
+    assert is_loopback("127.0.0.1") and is_loopback("::1") and is_loopback("localhost")
+    assert not is_loopback("0.0.0.0") and not is_loopback("10.1.2.3") and not is_loopback("example.org")
     with pytest.raises(ValueError, match="max_sessions_per_client"):
         create_app("SearchQA-v0", max_sessions_per_client=0)
     with pytest.raises(ValueError, match="session_timeout_s"):
@@ -476,3 +476,139 @@ def test_alfworld_game_paths_on_the_server_reach_no_client():
         assert environment.reset(seed=0).info["game_file"].endswith("game.tw-pddl")
     finally:
         environment.close()
+
+
+def raw_connection(url: str, sent: bytes) -> socket.socket:
+    """A loopback connection to ``url`` that has sent ``sent`` and then stalls."""
+    host, port = url.removeprefix("http://").split(":")
+    connection = socket.create_connection((host, int(port)), timeout=10)
+    connection.sendall(sent)
+    return connection
+
+
+def read_reply(connection: socket.socket) -> bytes:
+    """Everything the server sends until it closes the connection (the test fails if it never does)."""
+    connection.settimeout(60)  # a safety net for a loaded machine, not the verdict
+    reply = b""
+    while chunk := connection.recv(4096):
+        reply += chunk
+    return reply
+
+
+HALF_SENT = {
+    "a part of the headers": b"POST /reset HTTP/1.1\r\nHost: x\r\nContent-Type: appl",
+    "a part of the request line": b"POS",
+    "the headers and a part of the body": (
+        b"POST /reset HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{"
+    ),
+    "a part of a chunked body": (
+        b"POST /mcp HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n"
+        b'5\r\n{"jso'
+    ),
+}
+
+
+def test_half_sent_requests_get_408_and_free_their_connection_while_others_are_served():
+    """Before, a client that sent part of a request and stalled held its connection for ever (no reply)."""
+    with serving(max_sessions=2, request_timeout_s=0.5) as url:
+        stalled = {name: raw_connection(url, sent) for name, sent in HALF_SENT.items()}
+        silent = raw_connection(url, b"")  # opened, nothing sent
+        try:
+            # Served while every stalled client still holds its connection.
+            assert requests.post(url + "/reset", json={"seed": 0}, timeout=30).status_code == 200
+            with client(url) as env:
+                assert env.reset(seed=0).observation.text
+            for name, connection in stalled.items():
+                reply = read_reply(connection)
+                assert reply.startswith(b"HTTP/1.1 408 "), (name, reply[:200])
+                assert b"connection: close" in reply.lower(), (name, reply[:300])
+            assert read_reply(silent) == b""  # closed quietly, as an idle kept-alive connection is
+        finally:
+            for connection in [*stalled.values(), silent]:
+                connection.close()
+        assert requests.get(url + "/health", timeout=30).status_code == 200
+
+
+def test_a_request_trickling_its_headers_gets_408_though_each_byte_comes_in_time():
+    """The deadline is for the whole head: bytes that keep coming do not extend it (slowloris)."""
+    with serving(max_sessions=2, request_timeout_s=0.5) as url:
+        head = b"GET /health HTTP/1.1\r\nHost: x\r\n" + b"X-Filler: " + b"a" * 1_000
+        connection = raw_connection(url, b"")
+        try:
+            connection.settimeout(0.05)
+            reply = b""
+            for byte in head:  # one byte per 50 ms at most, far under the deadline each
+                try:
+                    connection.send(bytes([byte]))
+                    reply = connection.recv(4096)
+                except TimeoutError:
+                    continue
+                except OSError:  # the server closed while we were sending
+                    break
+                break
+            assert (reply or read_reply(connection)).startswith(b"HTTP/1.1 408 "), reply[:200]
+        finally:
+            connection.close()
+
+
+def test_a_client_trickling_a_refused_body_is_disconnected():
+    """A 413 comes before the body is read; the rest is dropped so the client can read the reply.
+
+    Before, a client that kept trickling that rest held the connection for as long as it liked
+    (each byte cancelled uvicorn's keep-alive timer, and nothing armed it again).
+    """
+    with serving(max_sessions=2, max_body_bytes=MAX_BODY_BYTES, request_timeout_s=0.5) as url:
+        head = f"POST /reset HTTP/1.1\r\nHost: x\r\nContent-Length: {4 * MAX_BODY_BYTES}\r\n\r\n".encode()
+        connection = raw_connection(url, head + b"{" * 1000)
+        try:
+            reply = b""
+            while b"\r\n\r\n" not in reply:
+                reply += connection.recv(4096)
+            assert reply.startswith(b"HTTP/1.1 413 "), reply[:200]
+            connection.settimeout(0.2)
+            closed = False
+            for _ in range(300):  # a byte every 0.2 s for up to a minute: a safety net, not the verdict
+                try:
+                    connection.send(b" ")
+                    closed = connection.recv(4096) == b""
+                except TimeoutError:
+                    continue
+                except OSError:  # reset by the server
+                    closed = True
+                if closed:
+                    break
+            assert closed, "the server kept a connection whose body it had refused"
+        finally:
+            connection.close()
+        # A client that sends its whole oversized body still reads the 413, and the server serves on.
+        assert requests.post(url + "/reset", data=b" " * (2 * MAX_BODY_BYTES), timeout=30).status_code == 413
+        assert requests.get(url + "/health", timeout=30).status_code == 200
+
+
+def test_the_body_limit_answers_a_stalled_body_with_408_and_closes():
+    from agentenvs.integrations._openenv import BodyLimit
+
+    async def route(scope, receive, send) -> None:
+        raise AssertionError("a route never sees a body that did not arrive")
+
+    async def stalled() -> dict:
+        await asyncio.Event().wait()  # the rest of the body never comes
+        raise AssertionError("unreachable")
+
+    sent: list[dict] = []
+
+    async def send(message) -> None:
+        sent.append(message)
+
+    scope = {"type": "http", "method": "POST", "path": "/reset", "headers": [(b"content-length", b"100")]}
+    asyncio.run(BodyLimit(route, max_body_bytes=1024, timeout_s=0.01)(scope, stalled, send))
+    assert sent[0]["status"] == 408 and (b"connection", b"close") in sent[0]["headers"]
+    assert b"did not arrive" in sent[1]["body"]
+
+
+@pytest.mark.parametrize("bad", [0, -1.0, float("nan"), float("inf"), "10", True])
+def test_request_timeout_s_is_checked(bad):
+    with pytest.raises(ValueError, match="request_timeout_s"):
+        create_app("SearchQA-v0", request_timeout_s=bad)
+    with pytest.raises(ValueError, match="request_timeout_s"):
+        make_server("SearchQA-v0", port=0, request_timeout_s=bad)

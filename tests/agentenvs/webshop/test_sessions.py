@@ -6,6 +6,8 @@ from __future__ import annotations
 import re
 from urllib.parse import quote
 
+import pytest
+
 from agentenvs.webshop.app import create_app
 from agentenvs.webshop.engine import WebShopEngine
 from agentenvs.webshop.pages import options_token
@@ -82,3 +84,51 @@ def test_fixed_url_search_form_post_still_works(engine: WebShopEngine):
     location = response.headers["Location"]
     assert re.fullmatch(r"/search_results/fixed_3-[0-9a-f]{16}/socks/1", location)
     assert client.get(location).status_code == 200
+
+
+def client_at(app, address: str):
+    """A test client whose requests come from ``address``."""
+    client = app.test_client()
+    client.environ_base["REMOTE_ADDR"] = address
+    return client
+
+
+def test_one_client_cannot_fill_the_store_and_lock_others_out(engine: WebShopEngine):
+    """Before, one address could take every place (8 of 8 here) and every other visitor got 429."""
+    clock = FakeClock()
+    app = create_app(engine, max_sessions=8, session_idle_s=60.0, clock=clock)
+    flood = client_at(app, "203.0.113.7")
+    victim = client_at(app, "198.51.100.2")
+    assert victim.get("/victim").status_code == 200
+    flooded = [flood.get(f"/flood{i}") for i in range(20)] + [flood.get("/fixed_3") for _ in range(5)]
+    statuses = [response.status_code for response in flooded]
+    assert statuses[:4] == [200] * 4 and set(statuses[4:]) == {429}  # half of max_sessions, by default
+    refused = flooded[-1]
+    assert refused.mimetype == "text/plain" and 1 <= int(refused.headers["Retry-After"]) <= 60
+    assert "max_sessions_per_client=4" in refused.get_data(as_text=True)
+    # The others are served: the victim plays on and opens more, another address too.
+    assert victim.get("/search_results/victim/socks/1").status_code == 200
+    assert victim.get("/victim-2").status_code == 200
+    assert client_at(app, "192.0.2.1").get("/newcomer").status_code == 200
+    clock.now += 61.0  # the flood's sessions idled out: its next one takes the place of its idlest
+    assert victim.get("/search_results/victim/socks/1").status_code == 200
+    assert flood.get("/flood-late").status_code == 200
+    assert flood.get("/search_results/flood0/socks/1").status_code == 404
+    assert victim.get("/search_results/victim/socks/1").status_code == 200
+    assert len(app.extensions["webshop_sessions"]) <= 8
+
+
+def test_loopback_clients_share_one_address_so_they_may_hold_every_session(engine: WebShopEngine):
+    """Every local client (a trainer's many rollouts) is 127.0.0.1: by default the cap is the store's."""
+    app = create_app(engine, max_sessions=6)
+    local = app.test_client()  # REMOTE_ADDR 127.0.0.1
+    assert [local.get(f"/s{i}").status_code for i in range(7)] == [200] * 6 + [429]
+    assert "full" in local.get("/s7").get_data(as_text=True)
+    capped = create_app(engine, max_sessions=6, max_sessions_per_client=2).test_client()  # named: loopback too
+    assert [capped.get(f"/s{i}").status_code for i in range(3)] == [200, 200, 429]
+
+
+@pytest.mark.parametrize("bad", [0, -1, 2.5, "2", True])
+def test_max_sessions_per_client_is_checked(engine: WebShopEngine, bad):
+    with pytest.raises(ValueError, match=r"create_app\.max_sessions_per_client"):
+        create_app(engine, max_sessions_per_client=bad)

@@ -1,0 +1,66 @@
+"""``agentenvs.webshop.server``: a client that sends part of a request and goes silent is let go."""
+
+from __future__ import annotations
+
+import socket
+import threading
+import urllib.request
+from collections.abc import Iterator
+
+import pytest
+
+from agentenvs.webshop.app import create_app
+from agentenvs.webshop.engine import WebShopEngine
+from agentenvs.webshop.server import make_shop_server
+
+
+@pytest.fixture
+def shop_port(engine: WebShopEngine) -> Iterator[int]:
+    server = make_shop_server(create_app(engine, max_sessions=50), port=0, request_timeout_s=0.5)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield server.server_port
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def stalled(port: int, sent: bytes) -> socket.socket:
+    connection = socket.create_connection(("127.0.0.1", port), timeout=10)
+    connection.sendall(sent)
+    return connection
+
+
+def read_reply(connection: socket.socket) -> bytes:
+    """Everything the server sends until it closes the connection (the test fails if it never does)."""
+    connection.settimeout(60)  # a safety net for a loaded machine, not the verdict
+    reply = b""
+    while chunk := connection.recv(4096):
+        reply += chunk
+    return reply
+
+
+def test_half_sent_requests_are_let_go_while_others_are_served(shop_port: int):
+    """Before, each held a server thread for as long as the client liked, with no reply."""
+    head = stalled(shop_port, b"GET /fixed_0 HTTP/1.1\r\nHost: x\r\n")
+    body = stalled(
+        shop_port,
+        b"POST /fixed_0 HTTP/1.1\r\nHost: x\r\nContent-Type: application/x-www-form-urlencoded\r\n"
+        b"Content-Length: 100\r\n\r\nsearch_query=so",
+    )
+    try:
+        with urllib.request.urlopen(f"http://127.0.0.1:{shop_port}/fixed_1", timeout=30) as reply:
+            assert reply.status == 200  # served while both stall
+        assert read_reply(head) == b""  # disconnected: no request to answer yet
+        answer = read_reply(body)
+        assert answer.startswith(b"HTTP/1.1 408 ") and b"did not arrive whole" in answer, answer[:300]
+    finally:
+        head.close()
+        body.close()
+
+
+@pytest.mark.parametrize("bad", [0, -1.0, float("nan"), "10"])
+def test_request_timeout_s_is_checked(engine: WebShopEngine, bad):
+    with pytest.raises(ValueError, match=r"make_shop_server\.request_timeout_s"):
+        make_shop_server(create_app(engine), port=0, request_timeout_s=bad)
