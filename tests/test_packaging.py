@@ -30,8 +30,14 @@ def test_the_doctest_collection_rules_name_modules_that_exist():
     spec.loader.exec_module(module)
     assert set(module._NEEDS) == {
         "agentenvs/alfworld/engine.py",
+        "agentenvs/alfworld/translation.py",  # imports fast_downward: a core-only run failed to collect it
+        "agentenvs/alfworld/translator.py",
         "agentenvs/integrations/_openenv.py",
         "agentenvs/integrations/trl.py",
+        "agentenvs/webshop/app.py",  # Flask: the web extra
+        "agentenvs/webshop/fuzzing.py",
+        "agentenvs/testing/shop_routes.py",
+        "wrappers/features.py",
     }
     assert all((REPO / path).is_file() for path in module._NEEDS)
 
