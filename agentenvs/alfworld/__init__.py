@@ -1,7 +1,7 @@
 """ALFWorld-v0: ALFWorld's household text games (real TextWorld engine) and a game generator.
 
 Needs the ``alfworld`` extra (``alfworld``, ``textworld`` and the compiled
-``fast-downward-textworld``; see ``scripts/setup.sh``). Importing this package does
+``fast-downward-textworld``: ``pip install "agentenvs[alfworld]"``; README: Install). Importing this package does
 not import TextWorld; the env loads it on first use.
 """
 

@@ -336,7 +336,12 @@ class ALFWorldEnv(TextEnv):
     # -- helpers ----------------------------------------------------------------------
     def _get_engine(self):
         if self._engine is None:
-            from agentenvs.alfworld.engine import AlfredEngine
+            try:
+                from agentenvs.alfworld.engine import AlfredEngine
+            except ImportError as error:  # e.g. "No module named 'fast_downward'": say which install brings it
+                raise ImportError(
+                    f'ALFWorld-v0 needs the alfworld extra ({error}): pip install "agentenvs[alfworld]" (README: Install)'
+                ) from error
 
             self._engine = AlfredEngine(translation_cache_size=self._translation_cache_size)
         return self._engine

