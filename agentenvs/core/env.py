@@ -25,6 +25,7 @@ returns the dict from :meth:`TextEnv._privileged`; every info gets its own copy.
 from __future__ import annotations
 
 import dataclasses
+import inspect
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
@@ -169,18 +170,20 @@ class TextEnv(gym.Env[str, str]):
     # -- the Gymnasium API ------------------------------------------------------------
     @property  # gym.Env declares a plain attribute; gym.make sets it, the setter below keeps it
     def spec(self) -> EnvSpec | None:
-        """The spec ``gym.make`` set, with ``max_episode_steps`` and ``kwargs["max_turns"]`` the env's limit.
+        """The spec ``gym.make`` set, with ``max_episode_steps`` (and ``kwargs["max_turns"]``) the env's limit.
 
         None for an env built without ``gym.make``. The limit is :attr:`max_turns`, so wrappers and
         libraries reading ``env.spec.max_episode_steps`` see the one limit the env enforces, and
-        ``gym.make(env.spec)`` rebuilds the env with it.
+        ``gym.make(env.spec)`` rebuilds the env with it (``kwargs`` name ``max_turns`` where the
+        constructor takes it by name).
         """
         spec = self._made_spec
         if spec is None:
             return None
-        return dataclasses.replace(
-            spec, max_episode_steps=self.max_turns, kwargs={**spec.kwargs, "max_turns": self.max_turns}
-        )
+        kwargs = spec.kwargs
+        if "max_turns" in inspect.signature(type(self)).parameters:
+            kwargs = {**kwargs, "max_turns": self.max_turns}
+        return dataclasses.replace(spec, max_episode_steps=self.max_turns, kwargs=kwargs)
 
     @spec.setter
     def spec(self, value: EnvSpec | None) -> None:

@@ -219,3 +219,17 @@ def test_numpy_integers_are_integers():
 
     env = TextEnv(max_turns=np.int64(5))
     assert env.max_turns == 5 and type(env.max_turns) is int
+
+
+def test_check_env_passes_through_gym_make_for_an_env_without_a_max_turns_argument():
+    """``env.spec`` names ``max_turns`` only where the constructor takes it: check_env re-makes the
+    env from its spec for every render mode (CountEnv takes **kwargs and sets max_turns itself)."""
+    from agentenvs.core.registration import ONE_TURN_LIMIT
+
+    gym.register("CountEnv-v0", entry_point=CountEnv, disable_env_checker=True, additional_wrappers=(ONE_TURN_LIMIT,))
+    try:
+        env = gym.make("CountEnv-v0")
+        assert env.spec.max_episode_steps == 3 and "max_turns" not in env.spec.kwargs
+        check_env(env.unwrapped)
+    finally:
+        del gym.registry["CountEnv-v0"]
