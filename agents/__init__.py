@@ -20,6 +20,10 @@ The Collector / Policy / Algorithm / Trainer split (see ``agents/README.md``):
 - :mod:`agents.distributed`: Ray rollout workers; :mod:`agents.viewer`: the credit viewer;
 - :mod:`agents.cli`: ``python -m agents`` and the main job's recipes.
 
+The OpenAI Agents SDK (``openai-agents``) installs a top-level ``agents`` package too: importing
+this one checks for it and says what to do (:mod:`agents._clash`; keep the two in separate
+virtual environments).
+
 Modules that moved into these subpackages still import from their old paths
 (``agents.trainer``, ``agents.collector``, ...) with a ``DeprecationWarning`` (:mod:`agents._moved`).
 
@@ -28,7 +32,8 @@ Example:
     8
 """
 
-from agents import _moved
+# First: _clash checks for the OpenAI Agents SDK's `agents` before a module of the other one breaks.
+from agents import _clash, _moved  # noqa: F401
 from agents.agent import GRPOAgent, ORSDAgent, TASPOAgent, build_policy
 from agents.algorithms import CREDIT_RULES, CreditContext, CreditRule, make_credit_rule, register_credit_rule
 from agents.config import GRPOConfig

@@ -29,6 +29,7 @@ from agents.config import GRPOConfig
 from agents.loop.trainer import METRICS_FILE, Trainer
 from agents.policy import TransformersPolicy
 from agents.reports.plotting import plot_learning_curve
+from agents.runs.folders import with_run_folder
 
 
 def build_policy(model: str | os.PathLike[str], config: GRPOConfig, stop: tuple[str, ...] = ()) -> TransformersPolicy:
@@ -73,6 +74,7 @@ class GRPOAgent:
         config = config or GRPOConfig()
         if self.credit is not None and config.credit != self.credit:
             config = dataclasses.replace(config, credit=self.credit)
+        config = with_run_folder(config, config.credit, env)  # output_dir=None: a new runs/<rule>-<env>-<n>
         self.config = config
         config.check_credit()  # before the model loads: a bad option fails in a second, naming it
         config.check_env(env)  # before the model loads: a misspelt env keyword fails in a second
@@ -89,7 +91,8 @@ class GRPOAgent:
 
     @property
     def output_dir(self) -> Path:
-        return Path(self.config.output_dir)
+        """The run folder (``config.output_dir``, or the new one made when it was None)."""
+        return self.trainer.output_dir
 
     def learn(
         self, total_steps: int, *, plot: bool = True, start_evaluation: dict[str, float] | None = None

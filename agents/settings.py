@@ -37,7 +37,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Annotated, Any, ClassVar, Literal, TypeVar
 
-from agentenvs.core.checks import NON_EMPTY, Bounds, Checked
+from agentenvs.core.checks import NON_EMPTY, Bounds, Checked, require
 from agentenvs.core.prompts import PromptBuilder
 from agentenvs.core.registration import check_env_kwargs, env_constructor
 from agents.policy import LoraOptions
@@ -88,10 +88,12 @@ class Settings(Checked):
 class RunSettings(Settings):
     """Where a run writes, how it starts, and on what it runs."""
 
-    output_dir: Annotated[str, NON_EMPTY] = "runs/grpo"
-    """Folder for metrics, TensorBoard events, checkpoints and the plot."""
+    output_dir: Annotated[str | None, NON_EMPTY] = None
+    """Folder for metrics, TensorBoard events, checkpoints and the plot (None: a new folder
+    ``runs/<rule>-<env>-<n>`` per run, never one another run wrote; see :mod:`agents.runs.folders`)."""
     resume: bool = False
-    """Continue from the newest intact checkpoint in ``output_dir`` (with the settings it was trained with)."""
+    """Continue from the newest intact checkpoint in ``output_dir`` (with the settings it was trained with;
+    needs ``output_dir``)."""
     resume_changed_config: bool = False
     """Let ``resume`` continue with settings that differ from the run's saved ``config.json``
     (otherwise an error names the changed fields)."""
@@ -112,6 +114,16 @@ class RunSettings(Settings):
         {"output_dir", "resume", "resume_changed_config", "progress"}
     )
     """Fields a resume may change without ``resume_changed_config``: they do not change what is trained."""
+
+    def check_relations(self) -> None:
+        super().check_relations()
+        require(
+            not (self.resume and self.output_dir is None),
+            type(self).__name__,
+            "output_dir",
+            "the folder of the run to continue when resume=True (None makes a new one)",
+            self.output_dir,
+        )
 
 
 @dataclass

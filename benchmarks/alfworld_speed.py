@@ -77,10 +77,16 @@ def main() -> None:
     # other processes on a shared machine hits both alike.
     official = official_env(files)
     by_file = {str(g.path): g.task_id for g in games}
-    ours = gym.make("ALFWorld-v0", data_path=data, split="eval_in_distribution", prefetch=False)
+    # privileged=True: the walkthrough comes from info["game_file"] (and the infos are as before it was opt-in)
+    ours = gym.make("ALFWorld-v0", data_path=data, split="eval_in_distribution", prefetch=False, privileged=True)
     ours.unwrapped._task_ids = tuple(g.task_id for g in games)
     seeded = gym.make(
-        "ALFWorld-v0", data_path=data, split="eval_in_distribution", prefetch=True, translation_cache_size=0
+        "ALFWorld-v0",
+        data_path=data,
+        split="eval_in_distribution",
+        prefetch=True,
+        translation_cache_size=0,
+        privileged=True,
     )
     seeded.unwrapped._task_ids = tuple(g.task_id for g in games)
     times = {name: [[], []] for name in ("official", "first visit", "second visit", "seeded + prefetch")}
@@ -155,7 +161,7 @@ def main() -> None:
             print(f"RSS {name}: " + ", ".join(marks))
 
     if args.all_walkthroughs:
-        env = gym.make("ALFWorld-v0", data_path=data, split="eval_in_distribution", prefetch=False)
+        env = gym.make("ALFWorld-v0", data_path=data, split="eval_in_distribution", prefetch=False, privileged=True)
         won = 0
         for task_id in env.unwrapped.task_ids:
             _, info = env.reset(options={"task_id": task_id})

@@ -55,6 +55,7 @@ def play(mode: str, args: argparse.Namespace, tasks: list[list[str]]) -> tuple[f
             num_workers=args.workers if mode == "ray" else None,
             max_turns=args.max_turns,
             prefetch=False,  # the tasks are given, so a prefetch (of the next seeded draw) would be wasted work
+            privileged=True,  # the scripted agent follows info["expert_action"]
         )
     )
     built = time.perf_counter()

@@ -71,7 +71,7 @@ def fuzz_one_env(env_id: str, steps: int, seed: int) -> tuple[FuzzReport, int]:
     total = FuzzReport()
     for index, variant in enumerate(variants):
         share = steps // len(variants) + (index < steps % len(variants))
-        env = gym.make(env_id, **variant, **QUIET.get(env_id, {})).unwrapped
+        env = gym.make(env_id, privileged=True, **variant, **QUIET.get(env_id, {})).unwrapped
         task_ids = None
         if env_id == "ALFWorld-v0":
             task_ids = [env.reset(seed=0)[1]["task_id"]]

@@ -1,10 +1,12 @@
 """Hiding what an env knows from whoever steps it: ``info["privileged"]`` and its kin.
 
-Every agentenvs env reports privileged information (gold answers, the target product, the
-expert plan; :mod:`agentenvs.core.privileged`) under ``info["privileged"]``, and some name
-a little of it in other top-level keys (the env class's ``privileged_info_keys``, e.g.
-ALFWorld's ``expert_action``). :class:`StripPrivileged` removes both from the infos of
-reset and step: for evaluation, or before an env goes to code that must not read them.
+An agentenvs env made with ``privileged=True`` reports privileged information (gold answers,
+the target product, the expert plan; :mod:`agentenvs.core.privileged`) under
+``info["privileged"]``, and some name a little of it in other top-level keys (the env class's
+``privileged_info_keys``, e.g. ALFWorld's ``expert_action`` and ``game_file``); without it
+(the default) infos hold neither. :class:`StripPrivileged` removes both from the infos of
+reset and step of an env that has them: for evaluation, or before an env whose privileged
+infos the trainer reads goes to code that must not read them.
 
 It hides infos only. Code holding the wrapper object can still reach the env itself
 (``env.unwrapped.current_question``, ``env.unwrapped.goal``); untrusted code should get the
@@ -12,7 +14,7 @@ wrapped env behind a process boundary (an ``AsyncVectorEnv``, a server), never t
 
 Example:
     >>> import gymnasium as gym, agentenvs
-    >>> env = StripPrivileged(gym.make("SearchQA-v0"))
+    >>> env = StripPrivileged(gym.make("SearchQA-v0", privileged=True))
     >>> _, info = env.reset(seed=0)
     >>> "privileged" in info, "task" in info
     (False, True)

@@ -80,8 +80,9 @@ class PromptObservation(gym.Wrapper[str, str, str, str]):
     observation acted on and :func:`history_action` of the raw action, exactly as
     ``agents.loop.collector.Collector`` does, and builds the next prompt from the task, that
     history, the env's new observation, ``info["admissible_actions"]`` and the env's
-    ``action_format``. A step after the episode ended (a no-op for agentenvs envs) adds
-    nothing to the history. Infos pass through unchanged.
+    ``action_format``. A step after the episode ended (an error for an agentenvs env, a no-op
+    for a member of a group vector env) adds nothing to the history. Infos pass through
+    unchanged.
 
     Args:
         env: An env following the agentenvs info contract, with an ``action_format``.

@@ -13,11 +13,12 @@ game is made and verified on its first reset, in a child process under
 ``planner_time_limit_s`` (CPU seconds) and ``planner_memory_limit_mb``; ``python -m agentenvs
 pregenerate ALFWorld-v0`` makes the whole pool ahead of training.
 
-``info`` adds ``game_file``, ``task_type`` and ``expert_action`` (the walkthrough's
-next command while the agent follows it; with ``expert_plan=True`` the planner's next
-command once it strays; None when unknown) to the contract.
+``info`` adds ``task_type`` to the contract, and with ``privileged=True`` also
+``game_file`` (the game's path: the file holds the walkthrough) and ``expert_action`` (the
+walkthrough's next command while the agent follows it; with ``expert_plan=True`` the
+planner's next command once it strays; None when unknown).
 
-``info["privileged"]`` (:class:`ALFWorldPrivileged`; never in an observation) holds the
+``info["privileged"]`` (:class:`ALFWorldPrivileged`, with ``privileged=True``; never in an observation) holds the
 rest of the walkthrough while the agent follows it (None once it strays: the planner is
 not asked, its search is unbounded), the goal of the game's PDDL problem (the formula and
 its literals) and the task type. Commands that fail to parse do not move the agent off the
@@ -25,7 +26,7 @@ walkthrough: they change nothing in the game.
 
 Example:
     >>> import gymnasium as gym, agentenvs
-    >>> env = gym.make("ALFWorld-v0", num_generated_games=4)  # doctest: +SKIP
+    >>> env = gym.make("ALFWorld-v0", num_generated_games=4, privileged=True)  # doctest: +SKIP
     >>> observation, info = env.reset(seed=0)  # doctest: +SKIP
     >>> "Your task is to:" in observation  # doctest: +SKIP
     True
@@ -175,12 +176,14 @@ class ALFWorldEnv(TextEnv):
         prefetch: Translate the next seeded game in a helper process (not inside
             daemonic processes such as ``AsyncVectorEnv`` workers).
         translation_cache_size: Games whose translation the engine keeps.
-        render_mode: None or ``"ansi"``.
+        render_mode: None, ``"ansi"`` or ``"human"``.
+        privileged: Put ``info["privileged"]``, ``expert_action`` and ``game_file`` in infos
+            (see :class:`~agentenvs.core.env.TextEnv`).
     """
 
     held_out_split = "eval_in_distribution"
-    # The next expert command is the first step of the privileged plan.
-    privileged_info_keys = ("expert_action",)
+    # The next expert command is the first step of the privileged plan; the game file holds the walkthrough.
+    privileged_info_keys = ("expert_action", "game_file")
 
     def __init__(
         self,
@@ -201,8 +204,11 @@ class ALFWorldEnv(TextEnv):
         prefetch: bool = True,
         translation_cache_size: int = 32,
         render_mode: str | None = None,
+        privileged: bool = False,
     ) -> None:
-        super().__init__(max_turns=max_turns, action_format=action_format, render_mode=render_mode)
+        super().__init__(
+            max_turns=max_turns, action_format=action_format, render_mode=render_mode, privileged=privileged
+        )
         owner = type(self).__name__
         self.split = check_choice(owner, "split", split, (*SPLIT_FOLDERS, *SPLIT_FOLDERS.values()))
         data_path = check_path(owner, "data_path", data_path)
@@ -352,6 +358,8 @@ class ALFWorldEnv(TextEnv):
         return self._games[task_id].path
 
     def _extra(self, task_id: str, *, done: bool = False) -> dict[str, Any]:
+        if not self.privileged:  # the expert (a planner search with expert_plan=True) is not asked
+            return {"task_type": self._games[task_id].task_type}
         return {
             "game_file": str(self._game_file(task_id)),
             "task_type": self._games[task_id].task_type,

@@ -1,30 +1,40 @@
 """The base class of every agentenvs environment: text in, text out.
 
 A :class:`TextEnv` owns what all our envs share — seeded task selection, turn
-counting and truncation, action projection, the ``info`` contract, no-op steps after
-the episode ended, and ``ansi`` rendering — so that an env implements only its world:
-:meth:`TextEnv._begin` and :meth:`TextEnv._act`.
+counting and truncation, action projection, the ``info`` contract, the error of a step
+after the episode ended, and ``ansi``/``human`` rendering — so that an env implements
+only its world: :meth:`TextEnv._begin` and :meth:`TextEnv._act`.
+
+The turn limit is ``max_turns``, the env's own: ``env.spec.max_episode_steps`` reports it,
+and ``gym.make(id, max_episode_steps=n)`` sets it (see
+:func:`agentenvs.core.registration.one_turn_limit`), so an episode has one limit and
+reports ``truncated`` once.
 
 ``info`` always holds ``task_id``, ``task``, ``turn``, ``won``, ``action_valid``,
 ``admissible_actions`` (list or None), ``action`` (the executed action, "" if none),
 ``action_span`` (``(start, end)`` character offsets in the raw action string, or
 None; a tuple, not a dict, so Gymnasium vector envs can merge infos in which some
-members have a span and others None) and ``privileged``: what the env knows about the
-episode that the agent must not see (a JSON dict whose schema each env documents; ``{}``
-for an env that defines none; see :mod:`agentenvs.core.privileged`). A subclass returns
-it from :meth:`TextEnv._privileged`; every info gets its own copy.
+members have a span and others None). With ``privileged=True`` (off by default) it also
+holds ``privileged``: what the env knows about the episode that the agent must not see (a
+JSON dict whose schema each env documents; ``{}`` for an env that defines none; see
+:mod:`agentenvs.core.privileged`), and the env's other :attr:`TextEnv.privileged_info_keys`
+(SearchQA's ``gold_answers``, ALFWorld's ``expert_action`` and ``game_file``). A subclass
+returns the dict from :meth:`TextEnv._privileged`; every info gets its own copy.
 """
 
 from __future__ import annotations
 
+import dataclasses
+import inspect
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 import gymnasium as gym
+from gymnasium.envs.registration import EnvSpec
 
 from agentenvs.core.actions import ACTION_FORMATS
-from agentenvs.core.checks import check_choice, check_int, shown
+from agentenvs.core.checks import check_bool, check_choice, check_int, shown
 from agentenvs.core.parsers import Projection, sanitize_model_text
 from agentenvs.core.privileged import PRIVILEGED_KEY, copy_json
 from agentenvs.core.spaces import TextSpace
@@ -61,19 +71,26 @@ class TextEnv(gym.Env[str, str]):
         max_turns: Steps before the episode is truncated.
         action_format: How raw actions are written and parsed: the name of one of
             :data:`agentenvs.core.actions.ACTION_FORMATS`.
-        render_mode: None or ``"ansi"``.
+        render_mode: None, ``"ansi"`` (:meth:`render` returns the text) or ``"human"``
+            (reset and step print it).
         max_observation_length: Longest observation the observation space admits.
         max_action_length: Longest raw action the action space admits.
+        privileged: Put what the agent must not see (``info["privileged"]`` and the
+            :attr:`privileged_info_keys`) in every info. Off by default, so that code reading
+            ``info`` cannot use gold answers without asking for them; credit rules that
+            condition on privileged information, evaluation and the expert's demonstrations
+            turn it on (``agents`` does it for its runs).
     """
 
-    metadata: dict[str, Any] = {"render_modes": ["ansi"], "render_fps": 1}
+    metadata: dict[str, Any] = {"render_modes": ["ansi", "human"], "render_fps": 1}
     held_out_split: ClassVar[str | None] = None
     """The ``split`` argument value that selects held-out tasks (None: the env has no splits).
 
     Trainers evaluate on it by default (``split=<held_out_split>``)."""
     privileged_info_keys: ClassVar[tuple[str, ...]] = ()
     """Top-level ``info`` keys that, like ``info["privileged"]``, tell the agent what it must
-    not know (ALFWorld's ``expert_action``); ``wrappers.StripPrivileged`` removes them too."""
+    not know (ALFWorld's ``expert_action``); absent unless ``privileged=True``, and
+    ``wrappers.StripPrivileged`` removes them too."""
 
     def __init__(
         self,
@@ -83,6 +100,7 @@ class TextEnv(gym.Env[str, str]):
         render_mode: str | None = None,
         max_observation_length: int = 1 << 20,
         max_action_length: int = 1 << 16,
+        privileged: bool = False,
     ) -> None:
         owner = type(self).__name__
         self.max_turns = check_int(owner, "max_turns", max_turns, minimum=1)
@@ -90,6 +108,8 @@ class TextEnv(gym.Env[str, str]):
         render_mode = check_choice(owner, "render_mode", render_mode, (None, *self.metadata["render_modes"]))
         max_observation_length = check_int(owner, "max_observation_length", max_observation_length, minimum=1)
         max_action_length = check_int(owner, "max_action_length", max_action_length, minimum=1)
+        self.privileged = check_bool(owner, "privileged", privileged)
+        """Whether infos carry the privileged keys (see the class docstring)."""
         self._project = ACTION_FORMATS[action_format].parse
         self.render_mode = render_mode
         self.observation_space = TextSpace(max_observation_length)
@@ -148,6 +168,27 @@ class TextEnv(gym.Env[str, str]):
         return f"Invalid action: {projection.error}"
 
     # -- the Gymnasium API ------------------------------------------------------------
+    @property  # gym.Env declares a plain attribute; gym.make sets it, the setter below keeps it
+    def spec(self) -> EnvSpec | None:
+        """The spec ``gym.make`` set, with ``max_episode_steps`` (and ``kwargs["max_turns"]``) the env's limit.
+
+        None for an env built without ``gym.make``. The limit is :attr:`max_turns`, so wrappers and
+        libraries reading ``env.spec.max_episode_steps`` see the one limit the env enforces, and
+        ``gym.make(env.spec)`` rebuilds the env with it (``kwargs`` name ``max_turns`` where the
+        constructor takes it by name).
+        """
+        spec = self._made_spec
+        if spec is None:
+            return None
+        kwargs = spec.kwargs
+        if "max_turns" in inspect.signature(type(self)).parameters:
+            kwargs = {**kwargs, "max_turns": self.max_turns}
+        return dataclasses.replace(spec, max_episode_steps=self.max_turns, kwargs=kwargs)
+
+    @spec.setter
+    def spec(self, value: EnvSpec | None) -> None:
+        self._made_spec = value
+
     @property
     def task_id(self) -> str | None:
         """The task of the current episode (None before the first reset)."""
@@ -178,24 +219,31 @@ class TextEnv(gym.Env[str, str]):
         self._won = False
         observation, extra = self._begin(self._task_id)
         self._last_observation = observation
-        return observation, self._info(action_valid=True, projection=None, extra=extra)
+        info = self._info(action_valid=True, projection=None, extra=extra)
+        if self.render_mode == "human":
+            self.render()
+        return observation, info
 
     def step(self, action: str) -> tuple[str, float, bool, bool, dict[str, Any]]:
         """Projects the raw ``action``, executes it and reports the outcome.
 
-        Malformed output is an invalid action with feedback as the observation. A step
-        after the episode ended changes nothing and reports ``action_valid=False``.
+        Malformed output is an invalid action with feedback as the observation.
         Surrogates and NUL in ``action`` become U+FFFD before anything reads it
         (:func:`~agentenvs.core.parsers.sanitize_model_text`): observations and infos
         stay encodable and ``action_span`` still indexes the raw ``action``.
+
+        Raises:
+            gymnasium.error.ResetNeeded: before the first reset (as Gymnasium's
+                ``OrderEnforcing`` does) and after the episode ended (terminated or truncated):
+                nothing is left to step, and a silent no-op would hide a loop's bug.
         """
         if self._task_id is None:
-            raise gym.error.ResetNeeded("call reset() before step()")
+            raise gym.error.ResetNeeded(f"{type(self).__name__}: call reset() before step()")
         if self._done:
-            info = self._info(
-                action_valid=False, projection=None, extra={"error": "The episode is over; call reset()."}
+            ended = "terminated" if self._terminated else f"was truncated (max_turns={self.max_turns})"
+            raise gym.error.ResetNeeded(
+                f"{type(self).__name__}: the episode {ended} at turn {self._turn}; call reset() before step()"
             )
-            return self._last_observation, 0.0, self._terminated, self._truncated, info
         self._turn += 1
         projection = (
             self._project(sanitize_model_text(action))
@@ -216,13 +264,19 @@ class TextEnv(gym.Env[str, str]):
         self._done, self._terminated, self._truncated = terminated or truncated, terminated, truncated
         self._last_observation = outcome.observation
         info = self._info(action_valid=outcome.action_valid, projection=projection, extra=outcome.info)
+        if self.render_mode == "human":
+            self.render()
         return outcome.observation, float(outcome.reward), terminated, truncated, info
 
     def render(self) -> str | None:
-        """With ``render_mode="ansi"``: the current observation and turn as text."""
-        if self.render_mode != "ansi":
-            return None
-        return f"[{self._task_id} turn {self._turn}/{self.max_turns}]\n{self._last_observation}"
+        """The current observation and turn as text: returned with ``render_mode="ansi"``,
+        printed with ``"human"`` (which reset and step also do, as Gymnasium's human mode does)."""
+        text = f"[{self._task_id} turn {self._turn}/{self.max_turns}]\n{self._last_observation}"
+        if self.render_mode == "ansi":
+            return text
+        if self.render_mode == "human":
+            print(text, flush=True)
+        return None
 
     # -- helpers ----------------------------------------------------------------------
     def has_task(self, task_id: str) -> bool:
@@ -246,8 +300,10 @@ class TextEnv(gym.Env[str, str]):
         if task_id is None:
             return None
         if not isinstance(task_id, str):
+            example = next(iter(self.task_ids), None)
             raise ValueError(
-                f"{owner}.reset: task_id must be a string (one of env.unwrapped.task_ids), got {shown(task_id)}"
+                f"{owner}.reset: task_id must be a string (task ids are strings such as {example!r}; see "
+                f"env.unwrapped.task_ids), got {shown(task_id)} of type {type(task_id).__name__}"
             )
         if not self._has_task(task_id):
             raise ValueError(
@@ -271,8 +327,14 @@ class TextEnv(gym.Env[str, str]):
             "action_span": None if span is None else (span.start, span.end),
         }
         info.update(extra)
-        info[PRIVILEGED_KEY] = copy_json(self._privileged())
+        if self.privileged:
+            info[PRIVILEGED_KEY] = copy_json(self._privileged())
+        else:
+            for key in self.privileged_info_keys:
+                info.pop(key, None)
         return info
 
     _terminated = False
     _truncated = False
+    _made_spec: EnvSpec | None = None
+    """The spec as ``gym.make`` set it (its ``kwargs`` are the ones the caller passed)."""

@@ -4,7 +4,8 @@ GRPO-style credit compares rollouts of the *same* task. :func:`make_group_vec`
 builds a vector env of ``num_groups * group_size`` sub-envs where consecutive
 blocks of ``group_size`` form a group; every member of a group is reset with the
 same seed and the same task. Autoreset is disabled (a finished member stays
-finished until the next reset) and no shared memory is used (text observations).
+finished until the next reset: :class:`HoldWhenFinished` answers the actions a lockstep step
+still hands it) and no shared memory is used (text observations).
 The members run in this process (``"sync"``), one subprocess each (``"async"``), or in
 ``num_workers`` Ray actors holding whole groups (``"ray"``, :mod:`agentenvs.core.ray_vector`).
 
@@ -30,6 +31,7 @@ import numpy as np
 from gymnasium.vector import AsyncVectorEnv, AutoresetMode, SyncVectorEnv, VectorWrapper
 
 from agentenvs.core.checks import check_choice, check_int, check_str, is_integer, shown
+from agentenvs.core.privileged import PRIVILEGED_KEY
 from agentenvs.core.ray_vector import RayVectorEnv, worker_blocks
 
 VECTORIZATION_MODES: tuple[str, ...] = ("sync", "async", "ray")
@@ -190,7 +192,7 @@ class _LockstepSyncVectorEnv(SyncVectorEnv):
     """SyncVectorEnv that lets finished sub-envs keep receiving actions.
 
     Group rollouts run in lockstep, so a member that finished early is still handed
-    an action each step; agentenvs envs answer those with a no-op. Gymnasium's sync
+    an action each step; :class:`HoldWhenFinished` answers those with a no-op. Gymnasium's sync
     env asserts against this in ``DISABLED`` mode (its async env does not), so the
     finished-flags it keeps for that assertion are cleared before each step.
     """
@@ -212,4 +214,46 @@ class _EnvFactory:
         self.kwargs = kwargs
 
     def __call__(self) -> gym.Env:
-        return gym.make(self.env_id, **self.kwargs)
+        return HoldWhenFinished(gym.make(self.env_id, **self.kwargs))
+
+
+HELD_INFO_KEYS = ("task_id", "task", "turn", "won", PRIVILEGED_KEY)
+"""What the info of a held step keeps from the episode's last info (when there)."""
+
+
+class HoldWhenFinished(gym.Wrapper[Any, Any, Any, Any]):
+    """A group member that finished stays finished: steps after its end change nothing.
+
+    An agentenvs env raises ``ResetNeeded`` on a step after its episode ended, as a lone env
+    should; a lockstep group still hands its finished members an action each step. This
+    wrapper answers those itself: the last observation, reward 0, the same
+    ``terminated``/``truncated``, and an info with ``action_valid=False``, no action, no
+    admissible actions and an ``error`` (``task_id``, ``task``, ``turn``, ``won`` and
+    ``privileged`` as they ended).
+    """
+
+    def __init__(self, env: gym.Env[Any, Any]) -> None:
+        super().__init__(env)
+        self._ended: tuple[Any, bool, bool, dict[str, Any]] | None = None
+
+    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[Any, dict[str, Any]]:
+        result = self.env.reset(seed=seed, options=options)
+        self._ended = None
+        return result
+
+    def step(self, action: Any) -> tuple[Any, float, bool, bool, dict[str, Any]]:
+        if self._ended is not None:
+            observation, terminated, truncated, last = self._ended
+            info = {key: last[key] for key in HELD_INFO_KEYS if key in last}
+            info.update(
+                action_valid=False,
+                admissible_actions=None,
+                action="",
+                action_span=None,
+                error="The episode is over; call reset().",
+            )
+            return observation, 0.0, terminated, truncated, info
+        observation, reward, terminated, truncated, info = self.env.step(action)
+        if terminated or truncated:
+            self._ended = (observation, bool(terminated), bool(truncated), info)
+        return observation, float(reward), terminated, truncated, info

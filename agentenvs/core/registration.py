@@ -3,20 +3,41 @@
 ``import agentenvs`` registers every env, so both ``gym.make("SearchQA-v0")`` and
 ``gym.make("agentenvs:SearchQA-v0")`` work. Registration is idempotent.
 :func:`check_env_kwargs` checks a run's env keyword arguments against an env's
-constructor before anything is built (a trainer calls it before the model loads).
+constructor before anything is built (a trainer calls it before the model loads);
+:func:`with_privileged` turns on the privileged infos for code that needs them.
+
+The turn limit: a :class:`~agentenvs.core.env.TextEnv` enforces its own ``max_turns`` (the
+agents, the CLI, TRL and OpenEnv pass it, and ``info["turn"]`` counts against it), and
+reports it as ``env.spec.max_episode_steps``. The registry entry has no
+``max_episode_steps`` (a ``TimeLimit`` there would be a second limit, wrong whenever
+``max_turns`` is passed), and :func:`one_turn_limit` makes ``gym.make(id,
+max_episode_steps=n)`` set ``max_turns`` to ``n``: either way an episode has one limit and
+reports ``truncated`` once.
+
+>>> import gymnasium as gym, agentenvs
+>>> gym.make("SearchQA-v0").spec.max_episode_steps, gym.make("SearchQA-v0", max_turns=6).spec.max_episode_steps
+(4, 6)
+>>> env = gym.make("SearchQA-v0", max_episode_steps=7)
+>>> env.spec.max_episode_steps, env.unwrapped.max_turns
+(7, 7)
 """
 
 from __future__ import annotations
 
+import importlib
 import inspect
 import typing
 from collections.abc import Mapping
 from typing import Any, Literal
 
 import gymnasium as gym
-from gymnasium.envs.registration import load_env_creator
+from gymnasium.envs.registration import WrapperSpec, load_env_creator
 
 from agentenvs.core.checks import check_value
+from agentenvs.core.env import TextEnv
+
+ONE_TURN_LIMIT = WrapperSpec("OneTurnLimit", "agentenvs.core.registration:one_turn_limit", {})
+"""The registered step that makes ``gym.make``'s ``max_episode_steps`` the env's ``max_turns``."""
 
 
 def register_env(env_id: str, entry_point: str, **kwargs: Any) -> None:
@@ -25,11 +46,83 @@ def register_env(env_id: str, entry_point: str, **kwargs: Any) -> None:
     ``gym.make`` adds no passive env checker: gymnasium's marks the first reset as checked
     before running it, so a first reset that raises (an unknown task id, say) leaves it
     unable to step ever after (``TypeError: cannot unpack non-iterable NoneType``). Every env
-    here passes ``gymnasium.utils.env_checker.check_env`` in the tests instead.
+    here passes ``gymnasium.utils.env_checker.check_env`` in the tests instead. ``gym.make``
+    ends with :func:`one_turn_limit` (see the module docstring).
     """
     if env_id in gym.registry:
         return
-    gym.register(id=env_id, entry_point=entry_point, disable_env_checker=True, **kwargs)
+    gym.register(
+        id=env_id,
+        entry_point=entry_point,
+        disable_env_checker=True,
+        additional_wrappers=(ONE_TURN_LIMIT,),
+        **kwargs,
+    )
+
+
+def one_turn_limit(env: gym.Env[Any, Any]) -> gym.Env[Any, Any]:
+    """Makes the ``TimeLimit`` of ``gym.make(id, max_episode_steps=n)`` and the env's ``max_turns`` one limit.
+
+    ``gym.make`` runs it last, on the env it built (it returns ``env`` itself, adding no
+    layer). Where a ``TimeLimit`` of ``n`` steps wraps a :class:`~agentenvs.core.env.TextEnv`
+    whose ``max_turns`` differs, ``max_turns`` becomes ``n``, so both end the episode on the
+    same step (``truncated`` reported once, ``info["turn"]`` and ``env.spec`` agreeing).
+
+    Raises:
+        ValueError: when ``max_turns`` and a different ``max_episode_steps`` were both passed
+            (two limits; the env is closed first).
+    """
+    text_env = env.unwrapped
+    steps = _time_limit_steps(env)
+    if not isinstance(text_env, TextEnv) or steps is None or steps == text_env.max_turns:
+        return env
+    made = text_env._made_spec
+    if made is not None and "max_turns" in made.kwargs:
+        env.close()
+        raise ValueError(
+            f"{made.id}: max_turns={made.kwargs['max_turns']!r} and max_episode_steps={steps} set two turn "
+            "limits; pass one (they mean the same: the steps before the episode is truncated)"
+        )
+    text_env.max_turns = steps
+    return env
+
+
+def _time_limit_steps(env: gym.Env[Any, Any]) -> int | None:
+    """The ``max_episode_steps`` of the outermost ``TimeLimit`` around ``env``'s core (None: none)."""
+    while isinstance(env, gym.Wrapper):
+        if isinstance(env, gym.wrappers.TimeLimit):
+            steps = getattr(env, "_max_episode_steps", None)  # TimeLimit keeps its argument there only
+            return steps if isinstance(steps, int) else None
+        env = env.env
+    return None
+
+
+def with_privileged(env_id: str, kwargs: Mapping[str, Any]) -> dict[str, Any]:
+    """``kwargs`` with ``privileged=True`` added where ``env_id``'s env takes it and ``kwargs`` do not say.
+
+    For code that reads privileged infos (credit rules, evaluation, the expert): agentenvs
+    envs leave them out unless asked. An env that takes no ``privileged`` keyword (one of
+    your own) gets ``kwargs`` unchanged.
+
+    >>> import agentenvs
+    >>> with_privileged("SearchQA-v0", {"top_k": 2})
+    {'top_k': 2, 'privileged': True}
+    >>> with_privileged("SearchQA-v0", {"privileged": False})
+    {'privileged': False}
+    """
+    result = dict(kwargs)
+    if "privileged" in result:
+        return result
+    module, _, registered_id = env_id.rpartition(":")
+    if module:  # "module:EnvId", as gym.make takes it: importing the module registers the id
+        importlib.import_module(module)
+    constructor = env_constructor(registered_id)
+    target = constructor.__init__ if isinstance(constructor, type) else constructor  # type: ignore[misc]
+    parameters = inspect.signature(target).parameters
+    takes_any = any(p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters.values())
+    if "privileged" in parameters or (takes_any and isinstance(constructor, type) and issubclass(constructor, TextEnv)):
+        result["privileged"] = True
+    return result
 
 
 def agentenvs_ids() -> list[str]:

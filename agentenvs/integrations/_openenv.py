@@ -37,7 +37,9 @@ from starlette.websockets import WebSocketDisconnect, WebSocketDisconnected
 import agentenvs
 from agentenvs.core.checks import is_integer
 from agentenvs.core.env import TextEnv
+from agentenvs.core.groups import HoldWhenFinished
 from agentenvs.core.privileged import privileged_keys, strip_privileged
+from agentenvs.core.registration import with_privileged
 
 MAX_ACTION_CHARS = 1 << 16
 """Longest action text accepted (the default ``max_action_length`` of every agentenvs env)."""
@@ -154,7 +156,10 @@ class TextEnvironment(Environment[TextAction, TextObservation, EpisodeState]):
     def __init__(self, env_id: str, *, expose_privileged: bool = False, **env_kwargs: Any) -> None:
         super().__init__()
         self.env_id = env_id
-        self._env = gym.make(env_id, **env_kwargs)
+        # Exposed: the env must put privileged infos there to send. A finished episode stays
+        # finished (a step after it is answered, not an error), as in a group of envs.
+        kwargs = with_privileged(env_id, env_kwargs) if expose_privileged else env_kwargs
+        self._env = HoldWhenFinished(gym.make(env_id, **kwargs))
         if not isinstance(self._env.unwrapped, TextEnv):
             self._env.close()
             raise TypeError(f"{env_id!r} is not an agentenvs TextEnv")

@@ -12,10 +12,11 @@ Datasets: ``"generated"`` (the embedded fictional knowledge base, default),
 ``"hotpotqa"`` (HotpotQA questions over their own context paragraphs unless a
 corpus is given) and ``"nq"`` (NQ-open questions over a FlashRAG corpus).
 
-``info["privileged"]`` (:class:`SearchQAPrivileged`, the same at reset and every step of
-an episode; never in an observation) holds the gold answers, the supporting titles and
-the corpus passages with those titles (uncut): what the expert or a PI-conditioned credit
-rule may read and the agent may not.
+With ``privileged=True`` (off by default), ``info["privileged"]`` (:class:`SearchQAPrivileged`,
+the same at reset and every step of an episode; never in an observation) holds the gold
+answers, the supporting titles and the corpus passages with those titles (uncut), and the
+answer step's info adds ``gold_answers``: what the expert or a PI-conditioned credit rule
+may read and the agent may not.
 
 Example:
     >>> import gymnasium as gym, agentenvs
@@ -26,6 +27,9 @@ Example:
     >>> observation, reward, terminated, truncated, info = env.step("<search>capital</search>")
     >>> observation.startswith("<information>")
     True
+    >>> "privileged" in info  # off by default
+    False
+    >>> _, info = gym.make("SearchQA-v0", privileged=True).reset(seed=0)
     >>> sorted(info["privileged"])
     ['gold_answers', 'supporting_passages', 'supporting_titles']
 """
@@ -131,7 +135,9 @@ class SearchQAEnv(TextEnv):
         generator_seed: Seed of the generated knowledge base.
         test_fraction: Share of generated questions held out as ``"test"``.
         cache_index: Whether to cache the BM25 index on disk.
-        render_mode: None or ``"ansi"``.
+        render_mode: None, ``"ansi"`` or ``"human"``.
+        privileged: Put ``info["privileged"]`` and the answer step's ``gold_answers`` in infos
+            (see :class:`~agentenvs.core.env.TextEnv`).
     """
 
     held_out_split = "test"
@@ -156,8 +162,11 @@ class SearchQAEnv(TextEnv):
         test_fraction: float = 0.2,
         cache_index: bool = True,
         render_mode: str | None = None,
+        privileged: bool = False,
     ) -> None:
-        super().__init__(max_turns=max_turns, action_format="search_answer", render_mode=render_mode)
+        super().__init__(
+            max_turns=max_turns, action_format="search_answer", render_mode=render_mode, privileged=privileged
+        )
         owner = type(self).__name__
         self.dataset = check_choice(owner, "dataset", dataset, DATASETS)
         files = {

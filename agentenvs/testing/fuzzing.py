@@ -37,13 +37,14 @@ from gymnasium.envs.registration import load_env_creator
 
 from agentenvs.core.actions import ACTION_FORMATS, get_action_format
 from agentenvs.core.parsers import sanitize_model_text
-from agentenvs.core.privileged import is_json_stable
+from agentenvs.core.privileged import PRIVILEGED_KEY, is_json_stable, privileged_keys
 
 __all__ = [
     "HUGE_OUTPUT_CHARS",
     "INFO_TYPES",
     "FuzzReport",
     "check_info",
+    "check_privileged",
     "check_span",
     "check_step",
     "env_variants",
@@ -61,9 +62,9 @@ INFO_TYPES: dict[str, type | tuple[type, ...]] = {
     "admissible_actions": (list, type(None)),
     "action": str,
     "action_span": (tuple, type(None)),
-    "privileged": dict,
 }
-"""The ``info`` entries every step and reset carries, with their types."""
+"""The ``info`` entries every step and reset carries, with their types (``privileged``, a dict,
+only where the env was made with ``privileged=True``: :func:`check_privileged`)."""
 
 HUGE_OUTPUT_CHARS = 200_000
 
@@ -268,8 +269,20 @@ def check_info(info: dict[str, Any], *, where: str = "info") -> None:
     assert not isinstance(info["turn"], bool) and info["turn"] >= 0, f"{where}['turn'] = {info['turn']!r}"
     if info["admissible_actions"] is not None:
         assert all(isinstance(a, str) for a in info["admissible_actions"]), f"{where}: non-str admissible action"
-    assert is_json_stable(info["privileged"]), f"{where}['privileged'] does not survive a JSON round trip"
+    if PRIVILEGED_KEY in info:
+        assert isinstance(info[PRIVILEGED_KEY], dict), f"{where}['privileged'] is {type(info[PRIVILEGED_KEY]).__name__}"
+        assert is_json_stable(info[PRIVILEGED_KEY]), f"{where}['privileged'] does not survive a JSON round trip"
     _encodable(info, where)
+
+
+def check_privileged(env: gym.Env, info: dict[str, Any], *, where: str = "info") -> None:
+    """``info["privileged"]`` is there exactly when ``env`` was made with ``privileged=True``, and
+    the env's other privileged keys never are without it."""
+    if getattr(env.unwrapped, "privileged", False):
+        assert PRIVILEGED_KEY in info, f"{where} lacks 'privileged' (the env was made with privileged=True)"
+    else:
+        leaked = sorted(privileged_keys(env) & set(info))
+        assert not leaked, f"{where} holds {leaked} although the env was made without privileged=True"
 
 
 def check_span(raw: Any, action: str, span: tuple[int, int] | None, action_format: str) -> None:
@@ -302,6 +315,7 @@ def check_step(env: gym.Env, raw: Any, result: tuple[Any, ...], *, action_format
     assert isinstance(terminated, bool) and isinstance(truncated, bool), "terminated/truncated are not bools"
     assert not (terminated and truncated), "terminated and truncated at once"
     check_info(info)
+    check_privileged(env, info)
     check_span(raw, info["action"], info["action_span"], action_format)
 
 
@@ -384,6 +398,7 @@ def fuzz_env(
             options = {"task_id": task_ids[report.episodes % len(task_ids)]} if task_ids else None
             observation, info = env.reset(seed=seed + report.episodes, options=options)
             check_info(info, where="reset info")
+            check_privileged(env, info, where="reset info")
             _encodable(observation, "reset observation")
             report.episodes += 1
         raw = output(
@@ -400,9 +415,21 @@ def fuzz_env(
             continue
         observation, _, terminated, truncated, info = result
         report.valid_actions += info["action_valid"]
-        report.terminated += terminated and info["action_valid"]  # the step after the end is invalid
-        # Now and then one more step after the end: it must change nothing and stay well-formed.
-        done = (terminated or truncated) and rng.random() > 0.1
+        report.terminated += terminated
+        done = terminated or truncated
+        if done and rng.random() <= 0.1:  # now and then one more step after the end: it must say reset
+            try:
+                env.step(raw)
+            except gym.error.ResetNeeded:
+                pass
+            except Exception as error:
+                if raise_errors:
+                    raise AssertionError(f"a step after the end raised {error!r}, not ResetNeeded") from error
+                report.errors.append((_preview(raw), traceback.format_exc()))
+            else:
+                if raise_errors:
+                    raise AssertionError("a step after the end did not raise ResetNeeded")
+                report.errors.append((_preview(raw), "a step after the end did not raise ResetNeeded"))
     report.steps = steps
     report.seconds = time.perf_counter() - begin
     return report

@@ -16,9 +16,10 @@ Observations: ``"text"`` (default: the page's visible text joined by ``" [SEP] "
 ``"text_compact"`` (ours: a line per part of the page, pieces joined by ``" | "``, chosen
 options marked; about 30 % fewer tokens than ``text``) or ``"html"``.
 
-``info["privileged"]`` (:class:`WebShopPrivileged`, the same at reset and every step of
-an episode; never in an observation) holds the goal the reward is computed against: the
-target product's ASIN, the goal attributes, the goal option values and the price bound.
+With ``privileged=True`` (off by default), ``info["privileged"]`` (:class:`WebShopPrivileged`,
+the same at reset and every step of an episode; never in an observation) holds the goal the
+reward is computed against: the target product's ASIN, the goal attributes, the goal option
+values and the price bound.
 
 Data: ``dataset="generated"`` (default: the embedded 1,000-product shop,
 :mod:`agentenvs.webshop.generator`) or ``"official"`` (the release's files from
@@ -28,7 +29,7 @@ list; ``split`` picks the original's test (first 500), eval (next 1,000) or trai
 
 Example:
     >>> import gymnasium as gym, agentenvs
-    >>> env = gym.make("WebShop-v0", num_products=100, split="all")
+    >>> env = gym.make("WebShop-v0", num_products=100, split="all", privileged=True)
     >>> observation, info = env.reset(seed=0)
     >>> observation.startswith("WebShop [SEP] Instruction:")
     True
@@ -125,7 +126,8 @@ class WebShopEnv(TextEnv):
             a shorter query that search still ranks the goal product for; see
             :func:`agentenvs.webshop.expert.search_query`).
         cache_index: Whether to cache the search index on disk.
-        render_mode: None or ``"ansi"``.
+        render_mode: None, ``"ansi"`` or ``"human"``.
+        privileged: Put ``info["privileged"]`` in infos (see :class:`~agentenvs.core.env.TextEnv`).
     """
 
     held_out_split = "test"
@@ -151,8 +153,11 @@ class WebShopEnv(TextEnv):
         expert_query: QueryStyle = "instruction",
         cache_index: bool = True,
         render_mode: str | None = None,
+        privileged: bool = False,
     ) -> None:
-        super().__init__(max_turns=max_turns, action_format=action_format, render_mode=render_mode)
+        super().__init__(
+            max_turns=max_turns, action_format=action_format, render_mode=render_mode, privileged=privileged
+        )
         owner = type(self).__name__
         dataset = check_choice(owner, "dataset", dataset, ("generated", "official"))
         files = {

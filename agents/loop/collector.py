@@ -42,6 +42,7 @@ from agentenvs.core.groups import make_group_vec
 from agentenvs.core.privileged import privileged_of
 from agentenvs.core.prompts import PromptBuilder, history_action
 from agentenvs.core.ray_vector import WORKER_ERROR_KEY
+from agentenvs.core.registration import with_privileged
 from agentenvs.core.trajectory import ActionSpan, Trajectory, TrajectoryGroup, Turn, to_json_value
 from agents.policy.protocol import Policy
 from agents.rollout import RolloutBatch, RolloutRow
@@ -150,7 +151,10 @@ class Collector:
         group_size: Rollouts per task.
         prompt_builder: Builds each turn's prompt (default: ``PromptBuilder()``).
         invalid_action_penalty: Subtracted from the reward of each invalid turn.
-        env_kwargs: Passed to every env.
+        env_kwargs: Passed to every env, with ``privileged=True`` where the env takes it and
+            they do not say (:func:`~agentenvs.core.registration.with_privileged`): the
+            recorded turns carry ``info["privileged"]`` for credit rules and the viewer; the
+            policy's prompts never show it.
         vectorization_mode: ``"sync"``, ``"async"`` or ``"ray"`` (env workers in Ray actors).
         num_workers: Ray env workers (``"ray"`` only; None: one per group).
         progress: Show a progress bar over turns (with the episodes still running).
@@ -186,7 +190,7 @@ class Collector:
             group_size,
             vectorization_mode=vectorization_mode,
             num_workers=num_workers,
-            **(env_kwargs or {}),
+            **with_privileged(env_id, env_kwargs or {}),
         )
         # Per-member info dicts, however deeply an env nests its info (WebShop's reward parts).
         self.envs = DictInfoToList(self.groups)

@@ -51,6 +51,7 @@ from agents.runs.checkpoint import (
     truncate_jsonl,
 )
 from agents.runs.credit_record import RECORD_DIR, credit_records, drop_steps_after, write_step
+from agents.runs.folders import with_run_folder
 from agents.runs.lock import RunLock
 from agents.runs.resume import check_resume, refuse_fresh_start
 
@@ -99,11 +100,12 @@ class Trainer:
         model_name: str = "",
         policy_factory: Callable[[], Policy] | None = None,
     ) -> None:
+        config = with_run_folder(config, config.credit, env_id)  # output_dir=None: a new runs/<rule>-<env>-<n>
         self.policy = policy
         self.env_id = env_id
         self.config = config
         self.model_name = model_name
-        self.output_dir = Path(config.output_dir)
+        self.output_dir = Path(str(config.output_dir))
         self.credit_rule = make_credit_rule(config.credit, config)
         config.check_env(env_id)  # a misspelt env keyword fails here, naming the field
         self.prompt_builder = config.prompt_builder()
@@ -174,6 +176,7 @@ class Trainer:
             raise ValueError(f"total_steps must be >= 0, got {total_steps}")
         config = self.config
         self._lock.acquire()  # before anything in the folder is read or written
+        print(f"{type(config).__name__}: this run writes to {self.output_dir}", flush=True)
         updates_per_step = config.num_iterations * config.mini_batches
         self.scheduler = torch.optim.lr_scheduler.LambdaLR(
             self.optimizer, lr_lambda(config.lr_scheduler_type, config.warmup_steps, total_steps * updates_per_step)

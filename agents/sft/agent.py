@@ -35,6 +35,7 @@ from agents.loop.evaluation import evaluate_policy, format_evaluation
 from agents.loop.trainer import METRICS_FILE
 from agents.policy import TransformersPolicy
 from agents.runs.checkpoint import latest_checkpoint, truncate_jsonl
+from agents.runs.folders import with_run_folder
 from agents.runs.lock import RunLock
 from agents.runs.resume import check_resume, refuse_fresh_start
 from agents.sft.config import SFTConfig
@@ -59,7 +60,8 @@ class SFTAgent:
     def __init__(
         self, model: str | os.PathLike[str] = "smollm2-135m", env: str = "WebShop-v0", config: SFTConfig | None = None
     ) -> None:
-        self.config = config or SFTConfig()
+        # output_dir=None: a new runs/sft-<env>-<n>
+        self.config = with_run_folder(config or SFTConfig(), "sft", env)
         self.model_name = str(model)
         self.env_id = env
         config = self.config
@@ -83,7 +85,8 @@ class SFTAgent:
 
     @property
     def output_dir(self) -> Path:
-        return Path(self.config.output_dir)
+        """The run folder (``config.output_dir``, or the new one made when it was None)."""
+        return Path(str(self.config.output_dir))
 
     def learn(self) -> dict[str, Any]:
         """Demonstrate, evaluate, fit, evaluate, save; returns the last record (``eval/*`` after).
@@ -94,6 +97,7 @@ class SFTAgent:
         """
         config = self.config
         with RunLock(self.output_dir):
+            print(f"{type(config).__name__}: this run writes to {self.output_dir}", flush=True)
             run = {"kind": "sft", "model": self.model_name, "env": self.env_id, "config": config.to_dict()}
             if not config.resume:
                 refuse_fresh_start(self.output_dir, SFT_RECORDS, type(config).__name__)

@@ -42,7 +42,7 @@ class SFTConfig(LoraSettings, OptimSettings, PromptSettings, EnvSettings, RunSet
     """Demonstrations, optimisation, evaluation and logging settings of one SFT run.
 
     The fields of the shared groups in :mod:`agents.settings` (with the SFT defaults below where
-    they differ: a higher learning rate, LoRA on, ``runs/sft``), plus the SFT ones.
+    they differ: a higher learning rate, LoRA on, ``runs/sft-<env>-<n>`` folders), plus the SFT ones.
     """
 
     # -- demonstrations ------------------------------------------------------------------
@@ -66,8 +66,9 @@ class SFTConfig(LoraSettings, OptimSettings, PromptSettings, EnvSettings, RunSet
     """Held-out tasks played greedily before and after training (0: no evaluation)."""
     max_new_tokens: Count = 64
     """Longest response per turn at evaluation."""
-    output_dir: Annotated[str, NON_EMPTY] = "runs/sft"
-    """Folder for metrics, checkpoints (one per epoch) and the merged model (``model/``)."""
+    output_dir: Annotated[str | None, NON_EMPTY] = None
+    """Folder for metrics, checkpoints (one per epoch) and the merged model (``model/``) (None: a
+    new folder ``runs/sft-<env>-<n>`` per run; see :mod:`agents.runs.folders`)."""
 
     RESUME_MAY_CHANGE: ClassVar[frozenset[str]] = RunSettings.RESUME_MAY_CHANGE | {"epochs"}
     """Besides the run fields, ``epochs``: a resumed run may train for more epochs."""

@@ -47,7 +47,7 @@ CASES = [
 
 def make(env_id: str, kwargs: dict[str, Any]) -> tuple[gym.Env, list[str] | None]:
     """The unwrapped env and the tasks to cycle through (ALFWorld: one, to skip game generation)."""
-    env = gym.make(env_id, **kwargs).unwrapped
+    env = gym.make(env_id, privileged=True, **kwargs).unwrapped  # the fullest infos
     if env_id != "ALFWorld-v0":
         return env, None  # seeded draws over all tasks
     _, info = env.reset(seed=0)

@@ -165,7 +165,9 @@ def test_text_helpers():
 
 def test_alfworld_candidates_are_the_admissible_commands_and_the_expert_wins():
     pytest.importorskip("textworld")
-    base = gym.make("ALFWorld-v0", num_generated_games=1, task_types=["pick_and_place_simple"], prefetch=False)
+    base = gym.make(
+        "ALFWorld-v0", num_generated_games=1, task_types=["pick_and_place_simple"], prefetch=False, privileged=True
+    )
     env = DiscreteActions(base, max_actions=64)
     _, info = env.reset(seed=0)
     reward = 0.0

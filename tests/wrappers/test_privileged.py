@@ -1,4 +1,4 @@
-"""StripPrivileged, and privileged infos recorded through RecordTrajectory and JSON lines."""
+"""Privileged infos: off by default, StripPrivileged, and recorded through RecordTrajectory and JSON lines."""
 
 from __future__ import annotations
 
@@ -60,15 +60,19 @@ CASES = [
 
 
 @pytest.mark.parametrize(("env_id", "script", "kwargs"), CASES, ids=[case[0] for case in CASES])
-def test_stripped_infos_hold_no_privileged_key_and_no_observation_shows_a_secret(
+def test_stripped_and_default_infos_hold_no_privileged_key_and_no_observation_shows_a_secret(
     request: pytest.FixtureRequest, env_id: str, script: Script, kwargs: dict[str, Any] | None
 ) -> None:
+    """Regression (issue 26): ``gym.make`` gave every info the gold answers (privileged was on by default)."""
     if kwargs is None:
         kwargs = _alfworld_kwargs(request.getfixturevalue("shared_data"))
-    full, stripped = gym.make(env_id, **kwargs), StripPrivileged(gym.make(env_id, **kwargs))
+    full = gym.make(env_id, privileged=True, **kwargs)
+    stripped = StripPrivileged(gym.make(env_id, privileged=True, **kwargs))
+    default = gym.make(env_id, **kwargs)
     assert "privileged" in stripped.stripped_keys
     observation, info = full.reset(seed=2)
     stripped_observation, stripped_info = stripped.reset(seed=2)
+    assert default.reset(seed=2) == (stripped_observation, stripped_info)
     infos, steps = [stripped_info], 0
     while True:
         assert stripped_observation == observation  # only the infos change
@@ -78,7 +82,9 @@ def test_stripped_infos_hold_no_privileged_key_and_no_observation_shows_a_secret
         if action is None:
             break
         observation, _, terminated, truncated, info = full.step(action)
-        stripped_observation, *_, stripped_info = stripped.step(action)
+        stripped_step = stripped.step(action)
+        assert default.step(action) == stripped_step  # a default env's infos are the stripped ones
+        stripped_observation, *_, stripped_info = stripped_step
         infos.append(stripped_info)
         steps += 1
         if terminated or truncated:
@@ -88,10 +94,15 @@ def test_stripped_infos_hold_no_privileged_key_and_no_observation_shows_a_secret
         assert not stripped.stripped_keys & set(info) and {"task_id", "task", "won"} <= set(info)
     full.close()
     stripped.close()
+    default.close()
 
 
 def test_an_env_s_other_privileged_keys_are_named_and_stripped() -> None:
-    env = StripPrivileged(gym.make("SearchQA-v0"))
+    from agentenvs.alfworld.env import ALFWorldEnv
+
+    # Regression (issue 26): the game file (its path names the walkthrough's file) survived StripPrivileged.
+    assert {"expert_action", "game_file"} <= set(ALFWorldEnv.privileged_info_keys)
+    env = StripPrivileged(gym.make("SearchQA-v0", privileged=True))
     assert env.stripped_keys == {"privileged", "gold_answers"}
     env.reset(seed=0)
     *_, info = env.step("<answer>nobody</answer>")
@@ -101,7 +112,8 @@ def test_an_env_s_other_privileged_keys_are_named_and_stripped() -> None:
 
 def test_stripped_under_a_vector_env() -> None:
     envs = SyncVectorEnv(
-        [lambda: StripPrivileged(gym.make("SearchQA-v0")) for _ in range(2)], autoreset_mode=AutoresetMode.DISABLED
+        [lambda: StripPrivileged(gym.make("SearchQA-v0", privileged=True)) for _ in range(2)],
+        autoreset_mode=AutoresetMode.DISABLED,
     )
     _, info = envs.reset(seed=0)
     assert "privileged" not in info and "task_id" in info
@@ -111,7 +123,7 @@ def test_stripped_under_a_vector_env() -> None:
 
 
 def test_recorded_turns_carry_it_through_jsonl(tmp_path: Path) -> None:
-    env = RecordTrajectory(gym.make("WebShop-v0", num_products=100, split="all"))
+    env = RecordTrajectory(gym.make("WebShop-v0", num_products=100, split="all", privileged=True))
     _, info = env.reset(seed=5)
     expected = info["privileged"]
     terminated = False
@@ -123,7 +135,7 @@ def test_recorded_turns_carry_it_through_jsonl(tmp_path: Path) -> None:
     (loaded,) = read_jsonl(tmp_path / "t.jsonl")
     assert loaded == trajectory and loaded.turns[-1].privileged == expected
 
-    stripped = RecordTrajectory(StripPrivileged(gym.make("SearchQA-v0")))
+    stripped = RecordTrajectory(StripPrivileged(gym.make("SearchQA-v0", privileged=True)))
     stripped.reset(seed=0)
     stripped.step("<answer>x</answer>")
     assert stripped.pop_trajectories()[0].turns[0].privileged is None

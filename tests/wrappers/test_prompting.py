@@ -3,6 +3,7 @@ import pytest
 
 import agentenvs  # noqa: F401
 from agentenvs.core import prompts
+from agentenvs.core.groups import HoldWhenFinished
 from agentenvs.core.spaces import TextSpace
 from wrappers import prompting
 from wrappers.prompting import PromptBuilder, PromptObservation
@@ -102,8 +103,14 @@ def test_prompt_observation_after_the_end_and_under_a_vector_env():
     env.reset(seed=0)
     first, *_, terminated, truncated, _ = env.step("<search>capital</search>")
     assert truncated and len(env.history) == 1
-    again, *_ = env.step("<answer>late</answer>")  # a no-op: the history stays as it was
-    assert again == first and len(env.history) == 1
+    with pytest.raises(gym.error.ResetNeeded):
+        env.step("<answer>late</answer>")
+    assert len(env.history) == 1
+    held = PromptObservation(HoldWhenFinished(gym.make("SearchQA-v0", max_turns=1)))
+    held.reset(seed=0)
+    first, *_ = held.step("<search>capital</search>")
+    again, *_ = held.step("<answer>late</answer>")  # a group's no-op: the history stays as it was
+    assert again == first and len(held.history) == 1
     envs = gym.vector.SyncVectorEnv(
         [lambda: PromptObservation(gym.make("SearchQA-v0")) for _ in range(2)],
         autoreset_mode=gym.vector.AutoresetMode.DISABLED,

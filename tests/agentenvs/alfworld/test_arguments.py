@@ -35,7 +35,7 @@ BAD_ARGUMENTS = [
     ("cache_dir", 3, TypeError, "cache_dir must be a path"),
     ("data_path", 3, TypeError, "data_path must be a path"),
     ("action_format", "json", ValueError, "action_format must be one of"),
-    ("render_mode", "human", ValueError, "render_mode must be one of"),
+    ("render_mode", "rgb_array", ValueError, "render_mode must be one of"),
 ]
 
 

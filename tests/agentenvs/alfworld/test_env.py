@@ -17,7 +17,8 @@ from tests.agentenvs.alfworld.official import make_official_env
 
 
 def _make(alfworld_data: Path, **kwargs):
-    return gym.make("ALFWorld-v0", data_path=alfworld_data, split="eval_in_distribution", **kwargs)
+    # privileged: these tests follow the walkthrough through info["game_file"] and info["expert_action"]
+    return gym.make("ALFWorld-v0", data_path=alfworld_data, split="eval_in_distribution", privileged=True, **kwargs)
 
 
 @pytest.mark.slow
@@ -196,7 +197,12 @@ def _rss_mb() -> float:
 
 def test_generated_held_out_games_are_drawn_apart_from_the_training_games(tmp_path):
     pytest.importorskip("textworld")
-    kwargs = {"num_generated_games": 2, "task_types": "pick_and_place_simple", "cache_dir": str(tmp_path)}
+    kwargs = {
+        "num_generated_games": 2,
+        "task_types": "pick_and_place_simple",
+        "cache_dir": str(tmp_path),
+        "privileged": True,
+    }
     train = gym.make("ALFWorld-v0", **kwargs)
     held_out = gym.make("ALFWorld-v0", split="eval_in_distribution", **kwargs)
     try:

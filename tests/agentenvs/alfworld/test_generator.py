@@ -34,7 +34,7 @@ def test_generation_is_deterministic_and_in_the_official_format() -> None:
 
 @pytest.mark.slow
 def test_generated_games_are_won_by_their_walkthrough(tmp_path: Path) -> None:
-    env = gym.make("ALFWorld-v0", num_generated_games=12, generator_seed=5, cache_dir=tmp_path)
+    env = gym.make("ALFWorld-v0", num_generated_games=12, generator_seed=5, cache_dir=tmp_path, privileged=True)
     task_ids = env.unwrapped.task_ids
     assert {env.unwrapped._games[t].task_type for t in task_ids} == set(TASK_TYPES)
     for task_id in task_ids:
@@ -92,7 +92,7 @@ def test_planning_problem_keeps_what_the_goal_needs_and_stays_small() -> None:
 def test_the_game_that_hung_reset_now_generates_and_wins(tmp_path: Path) -> None:
     # Planning on this game's whole problem searches for minutes and gigabytes (issue: reset
     # did not return within 60 s); the reduced problem takes about a second.
-    env = gym.make("ALFWorld-v0", cache_dir=tmp_path, prefetch=False)
+    env = gym.make("ALFWorld-v0", cache_dir=tmp_path, prefetch=False, privileged=True)
     start = time.monotonic()
     observation, info = env.reset(options={"task_id": "generated/00221-pick_two_obj_and_place"})
     assert time.monotonic() - start < 30

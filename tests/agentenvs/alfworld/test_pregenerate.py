@@ -25,7 +25,7 @@ def test_pregenerate_cli_fills_the_cache_the_env_reads(tmp_path: Path) -> None:
     assert "rejected draws: 0" in done.stdout
     assert len(list(tmp_path.rglob("game.tw-pddl"))) == 3
 
-    env = gym.make("ALFWorld-v0", num_generated_games=3, generator_seed=2, cache_dir=tmp_path)
+    env = gym.make("ALFWorld-v0", num_generated_games=3, generator_seed=2, cache_dir=tmp_path, privileged=True)
     for task_id in env.unwrapped.task_ids:
         _, info = env.reset(options={"task_id": task_id})
         assert info["expert_action"] in info["admissible_actions"]

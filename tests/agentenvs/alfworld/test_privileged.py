@@ -15,7 +15,9 @@ from agentenvs.core.privileged import is_json_stable
 
 
 def _make(alfworld_data: Path, **kwargs):
-    return gym.make("ALFWorld-v0", data_path=alfworld_data, split="eval_in_distribution", prefetch=False, **kwargs)
+    return gym.make(
+        "ALFWorld-v0", data_path=alfworld_data, split="eval_in_distribution", prefetch=False, privileged=True, **kwargs
+    )
 
 
 def test_the_plan_shrinks_along_the_walkthrough_and_is_empty_on_the_win(alfworld_data: Path) -> None:
@@ -66,6 +68,7 @@ def test_group_members_that_follow_and_stray_merge(alfworld_data: Path) -> None:
             data_path=alfworld_data,
             split="eval_in_distribution",
             prefetch=False,
+            privileged=True,
         )
     )
     _, infos = envs.reset()

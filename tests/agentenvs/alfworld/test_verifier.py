@@ -117,7 +117,14 @@ def test_limits_are_checked() -> None:
 def test_games_generate_inside_async_vector_env_workers(tmp_path: Path) -> None:
     # AsyncVectorEnv workers are daemonic: no multiprocessing children, but subprocesses.
     envs = agentenvs.make_group_vec(
-        "ALFWorld-v0", 1, 2, seed=0, vectorization_mode="async", num_generated_games=4, cache_dir=tmp_path
+        "ALFWorld-v0",
+        1,
+        2,
+        seed=0,
+        vectorization_mode="async",
+        num_generated_games=4,
+        cache_dir=tmp_path,
+        privileged=True,
     )
     try:
         observations, info = envs.reset()

@@ -63,9 +63,13 @@ def test_truncation_invalid_actions_and_steps_after_end():
     assert env.step("")[4]["error"] == "The action is empty."
     observation, reward, terminated, truncated, info = env.step("wait")
     assert (terminated, truncated, info["turn"]) == (False, True, 3)
-    after = env.step("1")
-    assert after[0] == observation and after[1] == 0.0 and after[3] is True
-    assert after[4]["action_valid"] is False and "reset" in after[4]["error"]
+    with pytest.raises(gym.error.ResetNeeded, match=r"truncated \(max_turns=3\) at turn 3; call reset\(\)"):
+        env.step("1")
+    env.reset(options={"task_id": "n1"})
+    assert env.step("1")[2] is True
+    with pytest.raises(gym.error.ResetNeeded, match="terminated at turn 1"):
+        env.step("1")
+    assert env.reset(options={"task_id": "n1"})[1]["turn"] == 0  # a reset starts over
 
 
 def test_think_action_format_gives_feedback():
@@ -97,7 +101,45 @@ def test_bad_usage_is_explained():
     with pytest.raises(ValueError, match="level"):
         env.reset(options={"level": 2})
     with pytest.raises(ValueError, match="render_mode"):
-        CountEnv(render_mode="human")
+        CountEnv(render_mode="rgb_array")
+    with pytest.raises(ValueError, match=r"task ids are strings such as 'n0'.* got 3 of type int"):
+        env.reset(options={"task_id": 3})
+
+
+def test_human_render_mode_prints_the_text(capsys):
+    env = CountEnv(render_mode="human")
+    env.reset(options={"task_id": "n2"})
+    assert capsys.readouterr().out == "[n2 turn 0/3]\nTask: say 2\n"
+    env.step("wait")
+    assert env.render() is None
+    assert capsys.readouterr().out == "[n2 turn 1/3]\nYou wait.\n" * 2
+    assert CountEnv(render_mode="ansi").render() is not None
+
+
+class SecretCountEnv(CountEnv):
+    """CountEnv with privileged information: the number, in the dict and in a top-level key."""
+
+    privileged_info_keys = ("answer",)
+
+    def _begin(self, task_id):
+        observation, extra = super()._begin(task_id)
+        return observation, {**extra, "answer": task_id[1:]}
+
+    def _privileged(self):
+        return {"number": self.task_id[1:]}
+
+
+def test_privileged_infos_are_opt_in():
+    env = SecretCountEnv()
+    _, info = env.reset(options={"task_id": "n2"})
+    infos = [info, env.step("wait")[4], env.step("2")[4]]
+    assert all(INFO_KEYS <= set(i) and not {"privileged", "answer"} & set(i) for i in infos)
+    env = SecretCountEnv(privileged=True)
+    _, info = env.reset(options={"task_id": "n2"})
+    assert info["privileged"] == {"number": "2"} and info["answer"] == "2"
+    assert env.step("wait")[4]["privileged"] == {"number": "2"}
+    with pytest.raises(ValueError, match="privileged"):
+        SecretCountEnv(privileged="yes")
     with pytest.raises(ValueError, match="action_format"):
         CountEnv(action_format="json")
 
@@ -147,7 +189,11 @@ def test_surrogates_and_nul_never_reach_the_world():
         ({"max_turns": None}, TypeError, "CountEnv.max_turns must be an integer >= 1, got None"),
         ({"action_format": None}, ValueError, "CountEnv.action_format must be one of"),
         ({"action_format": ["raw"]}, ValueError, "CountEnv.action_format must be one of"),
-        ({"render_mode": "human"}, ValueError, "CountEnv.render_mode must be one of None, 'ansi', got 'human'"),
+        (
+            {"render_mode": "rgb_array"},
+            ValueError,
+            "CountEnv.render_mode must be one of None, 'ansi', 'human', got 'rgb_array'",
+        ),
         ({"render_mode": 1}, ValueError, "CountEnv.render_mode must be one of"),
         ({"max_observation_length": 0}, ValueError, "CountEnv.max_observation_length must be an integer >= 1"),
         ({"max_observation_length": 1e6}, TypeError, "CountEnv.max_observation_length must be an integer"),
@@ -173,3 +219,17 @@ def test_numpy_integers_are_integers():
 
     env = TextEnv(max_turns=np.int64(5))
     assert env.max_turns == 5 and type(env.max_turns) is int
+
+
+def test_check_env_passes_through_gym_make_for_an_env_without_a_max_turns_argument():
+    """``env.spec`` names ``max_turns`` only where the constructor takes it: check_env re-makes the
+    env from its spec for every render mode (CountEnv takes **kwargs and sets max_turns itself)."""
+    from agentenvs.core.registration import ONE_TURN_LIMIT
+
+    gym.register("CountEnv-v0", entry_point=CountEnv, disable_env_checker=True, additional_wrappers=(ONE_TURN_LIMIT,))
+    try:
+        env = gym.make("CountEnv-v0")
+        assert env.spec.max_episode_steps == 3 and "max_turns" not in env.spec.kwargs
+        check_env(env.unwrapped)
+    finally:
+        del gym.registry["CountEnv-v0"]

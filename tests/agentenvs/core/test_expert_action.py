@@ -42,7 +42,13 @@ def test_the_alfworld_walkthrough_survives_an_inadmissible_command(shared_data):
     """Regression: an invalid command (which changes nothing) took the agent off the walkthrough, so the
     expert gave up (None) and a third of the SFT demonstrations with broken actions ended unsolved."""
     pytest.importorskip("textworld")
-    env = gym.make("ALFWorld-v0", data_path=str(shared_data / "alfworld"), split="eval_in_distribution", prefetch=False)
+    env = gym.make(
+        "ALFWorld-v0",
+        data_path=str(shared_data / "alfworld"),
+        split="eval_in_distribution",
+        prefetch=False,
+        privileged=True,
+    )
     env.reset(seed=0)
     expert = env.unwrapped
     first = expert.expert_action()

@@ -1,4 +1,5 @@
-"""``info["privileged"]``: the base puts a fresh copy in every info; it survives vector envs and JSONL."""
+"""``info["privileged"]``: with ``privileged=True`` the base puts a fresh copy in every info; it survives
+vector envs and JSONL. Without it (the default) no info holds it."""
 
 from gymnasium.vector import AutoresetMode, SyncVectorEnv
 from gymnasium.wrappers.vector import DictInfoToList
@@ -18,8 +19,8 @@ from agentenvs.core.trajectory import Trajectory, Turn, read_jsonl, to_json_valu
 class SecretEnv(TextEnv):
     """Guess the task's secret word; the env knows it (privileged), the agent does not."""
 
-    def __init__(self) -> None:
-        super().__init__(max_turns=3)
+    def __init__(self, privileged: bool = True) -> None:
+        super().__init__(max_turns=3, privileged=privileged)
 
     @property
     def task_ids(self):
@@ -52,9 +53,16 @@ def test_every_info_carries_its_own_copy():
     info[PRIVILEGED_KEY]["hints"].append("edited")
     *_, info = env.step("nope")
     assert info[PRIVILEGED_KEY]["hints"] == ["short", "lower case"]  # neither the env nor later infos changed
-    *_, info = env.step("word1")
-    *_, info = env.step("word1")  # after the end: a no-op step still carries it
-    assert info["error"] and privileged_of(info) == env._secret
+    *_, info = env.step("word1")  # the last step carries it too
+    assert info["won"] and privileged_of(info) == env._secret
+
+
+def test_off_by_default():
+    """Regression (issue 26): every env's infos held what the agent must not see unless stripped."""
+    env = SecretEnv(privileged=False)
+    _, info = env.reset(options={"task_id": "t1"})
+    infos = [info, env.step("nope")[4], env.step("word1")[4]]
+    assert all(PRIVILEGED_KEY not in info and privileged_of(info) is None for info in infos)
 
 
 def test_an_env_that_defines_none_reports_an_empty_dict():

@@ -78,7 +78,7 @@ def test_a_full_episode_through_the_openenv_client(server_url, questions):
         result = env.step(f"<answer>{example.answers[0]}</answer>")
         assert result.done and result.reward == 1.0 and result.observation.terminated
         assert result.observation.info["won"] and env.state().won
-        # A step after the end changes nothing, as env.step does.
+        # A step after the end changes nothing (the session holds the finished episode; env.step would raise).
         after = env.step("<answer>other</answer>")
         assert after.done and after.reward == 0.0 and "over" in after.observation.info["error"]
 

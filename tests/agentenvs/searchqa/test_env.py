@@ -31,7 +31,11 @@ def test_search_then_answer_episode():
         f"<think>ok</think><answer>the {question.answers[0]}.</answer>"
     )
     assert reward == 1.0 and terminated and info["won"] and info["em"] == 1.0 and info["f1"] == 1.0
-    assert info["gold_answers"] == list(question.answers)
+    assert "gold_answers" not in info  # privileged: only with privileged=True
+    env = gym.make("SearchQA-v0", privileged=True)
+    env.reset(seed=0)
+    *_, info = env.step("<answer>nobody</answer>")
+    assert info["gold_answers"] == list(env.unwrapped.current_question.answers) and info["em"] == 0.0
 
 
 def test_wrong_answer_partial_f1_and_invalid_feedback():

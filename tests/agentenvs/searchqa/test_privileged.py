@@ -10,7 +10,7 @@ from agentenvs.searchqa.env import SearchQAPrivileged
 
 
 def test_schema_and_values_on_the_generated_knowledge_base():
-    env = gym.make("SearchQA-v0")
+    env = gym.make("SearchQA-v0", privileged=True)
     _, info = env.reset(seed=0)
     privileged = info["privileged"]
     question = env.unwrapped.current_question
@@ -26,7 +26,7 @@ def test_schema_and_values_on_the_generated_knowledge_base():
 
 
 def test_gold_answers_are_in_no_observation_before_a_search_or_after_a_wrong_answer():
-    env = gym.make("SearchQA-v0", split="all").unwrapped
+    env = gym.make("SearchQA-v0", privileged=True, split="all").unwrapped
     for task_id in env.task_ids[::7]:
         observation, info = env.reset(options={"task_id": task_id})
         wrong, *_ = env.step("<answer>nobody in particular</answer>")
@@ -35,21 +35,21 @@ def test_gold_answers_are_in_no_observation_before_a_search_or_after_a_wrong_ans
 
 
 def test_real_datasets(searchqa_data):
-    env = gym.make("SearchQA-v0", dataset="hotpotqa", data_path=searchqa_data)
+    env = gym.make("SearchQA-v0", privileged=True, dataset="hotpotqa", data_path=searchqa_data)
     _, info = env.reset(seed=0)
     privileged = info["privileged"]
     assert len(privileged["supporting_titles"]) == 2 and is_json_stable(privileged)
     titles = {p["title"] for p in privileged["supporting_passages"]}
     assert titles == set(privileged["supporting_titles"])  # HotpotQA's own paragraphs hold both
-    _, info = gym.make("SearchQA-v0", dataset="nq", data_path=searchqa_data).reset(seed=0)
+    _, info = gym.make("SearchQA-v0", privileged=True, dataset="nq", data_path=searchqa_data).reset(seed=0)
     assert info["privileged"]["gold_answers"] and info["privileged"]["supporting_titles"] == []
     assert info["privileged"]["supporting_passages"] == []
 
 
 def test_group_members_get_their_own_privileged_dict():
-    envs = DictInfoToList(make_group_vec("SearchQA-v0", num_groups=2, group_size=2, seed=0))
+    envs = DictInfoToList(make_group_vec("SearchQA-v0", num_groups=2, group_size=2, seed=0, privileged=True))
     _, infos = envs.reset()
-    single = gym.make("SearchQA-v0")
+    single = gym.make("SearchQA-v0", privileged=True)
     for info in infos:
         _, alone = single.reset(options={"task_id": info["task_id"]})
         assert info["privileged"] == alone["privileged"]

@@ -222,7 +222,7 @@ def test_generated_dataset_rejects_data_files(tmp_path):
         ("show_attrs", 1, TypeError),
         ("cache_index", "false", TypeError),
         ("cache_index", None, TypeError),
-        ("render_mode", "human", ValueError),
+        ("render_mode", "rgb_array", ValueError),
     ],
 )
 def test_every_argument_is_checked_by_name(argument, value, error):

@@ -13,7 +13,7 @@ from agentenvs.webshop.expert import expert_action
 
 
 def test_schema_values_and_an_oracle_episode():
-    env = gym.make("WebShop-v0", num_products=100, split="all")
+    env = gym.make("WebShop-v0", privileged=True, num_products=100, split="all")
     _, info = env.reset(seed=3)
     goal = env.unwrapped.goal
     privileged = info["privileged"]
@@ -41,7 +41,7 @@ def test_human_goals_option_lists_and_integer_prices():
 
 @pytest.mark.parametrize("mode", ["text", "text_rich", "html"])
 def test_the_target_asin_is_not_on_the_search_page(mode):
-    env = gym.make("WebShop-v0", split="all", observation_mode=mode).unwrapped
+    env = gym.make("WebShop-v0", privileged=True, split="all", observation_mode=mode).unwrapped
     for task_id in env.task_ids[::25]:
         observation, info = env.reset(options={"task_id": task_id})
         assert info["privileged"]["target_asin"].lower() not in observation.lower()
@@ -49,10 +49,10 @@ def test_the_target_asin_is_not_on_the_search_page(mode):
 
 def test_group_members_get_their_own_privileged_dict():
     envs = DictInfoToList(
-        make_group_vec("WebShop-v0", num_groups=2, group_size=2, seed=0, num_products=100, split="all")
+        make_group_vec("WebShop-v0", num_groups=2, group_size=2, seed=0, num_products=100, split="all", privileged=True)
     )
     _, infos = envs.reset()
-    single = gym.make("WebShop-v0", num_products=100, split="all")
+    single = gym.make("WebShop-v0", privileged=True, num_products=100, split="all")
     for info in infos:
         _, alone = single.reset(options={"task_id": info["task_id"]})
         assert info["privileged"] == alone["privileged"]

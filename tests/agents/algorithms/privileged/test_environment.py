@@ -57,7 +57,7 @@ def test_render_hand_checked_per_env_schema():
     ("env_id", "expected"), [("SearchQA-v0", "Supporting passage ("), ("WebShop-v0", "Goal options: ")]
 )
 def test_render_the_real_envs_privileged_info(env_id, expected):
-    env = gym.make(env_id)
+    env = gym.make(env_id, privileged=True)
     try:
         observation, info = env.reset(seed=0)
     finally:
