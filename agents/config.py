@@ -1,12 +1,19 @@
 """Typed training configuration (a dataclass whose fields carry one-line docs, for tyro).
 
-Names follow TRL's ``GRPOConfig`` where they mean the same thing (``num_iterations``,
-``epsilon``, ``epsilon_high``, ``beta``, ``loss_type``, ``scale_rewards``,
-``learning_rate``, ``max_grad_norm``, ``temperature``, ``top_p``). The settings shared with
-the SFT stage come from the groups in :mod:`agents.settings`; every field is checked once, at
-construction, and the error names it. The credit rule's options (``credit_options``) are
-checked against the rule's own options class here too, so a bad rule name or option fails
-before any model loads.
+**Not TRL's** ``trl.GRPOConfig``, though it shares the class name: a field named as one of TRL's
+(``num_iterations``, ``epsilon``, ``epsilon_high``, ``beta``, ``loss_type``, ``scale_rewards``,
+``learning_rate``, ``weight_decay``, ``lr_scheduler_type``, ``warmup_steps``, ``max_grad_norm``,
+``temperature``, ``top_p``, ``output_dir``, ``seed``) means what TRL's means and has TRL 1.16's
+default (``learning_rate=1e-6``, ``lr_scheduler_type="linear"``, ``seed=42``), except
+``output_dir`` (``"runs/grpo"``, TRL: ``None``). TRL names spelt differently here
+(``num_generations`` is ``group_size``, ``max_completion_length`` is ``max_new_tokens``, ...) are
+refused with the name to use (:mod:`agents.trl_names`, the README's mapping table). The quick
+start's recipes set their own learning rate, schedule and seed.
+
+The settings shared with the SFT stage come from the groups in :mod:`agents.settings`; every
+field is checked once, at construction, and the error names it. The credit rule's options
+(``credit_options``) are checked against the rule's own options class here too, so a bad rule
+name or option fails before any model loads.
 
 Example:
     >>> GRPOConfig(group_size=4).group_size
@@ -19,6 +26,10 @@ Example:
     Traceback (most recent call last):
     ...
     ValueError: TASPOOptions.epsilon_w must be ...
+    >>> GRPOConfig(num_generations=8)
+    Traceback (most recent call last):
+    ...
+    TypeError: GRPOConfig got num_generations=...: num_generations is TRL's name; agents.GRPOConfig calls it group_size (rollouts per task, G)
 """
 
 from __future__ import annotations
@@ -35,6 +46,7 @@ from agents.settings import (
     Count,
     EnvSettings,
     LoraSettings,
+    LrSchedule,
     NonNegative,
     OptimSettings,
     OptionValue,
@@ -43,19 +55,30 @@ from agents.settings import (
     RunSettings,
     Size,
 )
+from agents.trl_names import refuse_trl_names
 
 __all__ = ["GRPOConfig", "OptionValue"]
 
 DEFAULT_CREDIT = "grpo"
 
 
+@refuse_trl_names
 @dataclass
 class GRPOConfig(LoraSettings, OptimSettings, PromptSettings, EnvSettings, RunSettings):
     """Collection, credit, update, evaluation and logging settings of one training run.
 
     The fields of :class:`~agents.settings.RunSettings`, ``EnvSettings``, ``PromptSettings``,
-    ``OptimSettings`` and ``LoraSettings`` (shared with ``SFTConfig``), plus the RL ones below.
+    ``OptimSettings`` and ``LoraSettings`` (shared with ``SFTConfig``), with TRL's ``GRPOConfig``
+    defaults for the learning rate, its schedule and the seed, plus the RL ones below.
     """
+
+    # -- TRL's defaults of shared fields (SFTConfig keeps its own) -------------------------
+    learning_rate: NonNegative = 1e-6
+    """AdamW learning rate (TRL's default; LoRA on a small model wants ~1e-3, as the quick start sets)."""
+    lr_scheduler_type: LrSchedule = "linear"
+    """Learning-rate schedule over the run's optimizer steps ("linear": down to 0 at the last step)."""
+    seed: Size = 42
+    """Seeds tasks, sampling and initialisation."""
 
     # -- collection --------------------------------------------------------------------
     num_groups: Count = 4

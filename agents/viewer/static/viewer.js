@@ -14,6 +14,7 @@ function loadCurves() {
 function colourBy(name) {
   for (const token of document.querySelectorAll(".tok")) {
     token.style.backgroundColor = token.getAttribute("data-bg-" + name) || "transparent";
+    token.style.color = token.getAttribute("data-fg-" + name) || "#000";
   }
   for (const range of document.querySelectorAll(".scale-range")) {
     range.hidden = range.dataset.name !== name;
@@ -25,7 +26,7 @@ function describe(token) {
   const lines = ["token " + token.dataset.index + "  id " + token.dataset.id, JSON.stringify(token.textContent)];
   const labels = { advantage: "A", shaping: "A−A_i", delta: "Δ", weight: "w", logprob: "log p" };
   for (const attribute of token.getAttributeNames()) {
-    if (!attribute.startsWith("data-") || attribute.startsWith("data-bg-")) continue;
+    if (!attribute.startsWith("data-") || attribute.startsWith("data-bg-") || attribute.startsWith("data-fg-")) continue;
     const name = attribute.slice(5);
     if (name === "index" || name === "id") continue;
     const value = Number(token.getAttribute(attribute));

@@ -80,3 +80,13 @@ def test_the_first_lines_say_what_will_happen_and_how_long() -> None:
     assert "8 steps of 4 goals x 4 rollouts" in text and "32 held-out goals" in text
     assert "about 24 min" in text and "runs/quickstart-webshop/" in text
     assert "1/1 RL" in describe(PRESETS["searchqa"])
+
+
+@pytest.mark.parametrize("name", sorted(PRESETS))
+def test_every_preset_sets_its_own_optimiser_and_seed_not_grpoconfigs_trl_defaults(name):
+    # The README's figures were measured with these; GRPOConfig's defaults follow TRL (1e-6, linear, 42).
+    preset = PRESETS[name]
+    learning_rate = 8e-4 if name == "searchqa" else 1e-3
+    for config in (preset.rl, preset.sft):
+        if config is not None:
+            assert (config.learning_rate, config.lr_scheduler_type, config.seed) == (learning_rate, "constant", 0)

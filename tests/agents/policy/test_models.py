@@ -1,5 +1,6 @@
 import json
 import re
+import shutil
 
 import pytest
 
@@ -84,3 +85,62 @@ def test_the_tiny_model_has_the_qwen_vocabulary_and_chatml(tiny_model_path):
     )
     assert text == "<|im_start|>user\nhi<|im_end|>\n<|im_start|>assistant\n<think>\n\n</think>\n\n"
     assert tokenizer.eos_token == "<|im_end|>" and models.QWEN_SPECIAL_TOKENS[0] == tokenizer.pad_token
+
+
+def _hub_cache(root, repo_id, files):
+    """A Hugging Face hub cache holding one snapshot of ``repo_id`` (the layout ``hf download`` leaves)."""
+    repo = root / ("models--" + repo_id.replace("/", "--"))
+    commit = "0123456789abcdef0123456789abcdef01234567"
+    (repo / "refs").mkdir(parents=True)
+    (repo / "refs" / "main").write_text(commit)
+    snapshot = repo / "snapshots" / commit
+    snapshot.mkdir(parents=True)
+    for source in files:
+        shutil.copy(source, snapshot / source.name)
+    return snapshot
+
+
+def test_a_cached_hub_id_resolves_to_its_snapshot_and_loads(tmp_path, monkeypatch, tiny_model_path):
+    from huggingface_hub import constants
+    from transformers import AutoConfig, AutoTokenizer
+
+    snapshot = _hub_cache(tmp_path, "someorg/tiny", [p for p in tiny_model_path.iterdir() if p.is_file()])
+    monkeypatch.setattr(constants, "HF_HUB_CACHE", str(tmp_path))
+    monkeypatch.setattr(constants, "HF_HUB_OFFLINE", True)  # a cached id needs no connection
+    assert resolve_model("someorg/tiny") == snapshot
+    assert AutoConfig.from_pretrained(snapshot).num_hidden_layers == 2
+    assert AutoTokenizer.from_pretrained(snapshot).eos_token == "<|im_end|>"
+
+
+def test_an_uncached_hub_id_offline_fails_naming_it_and_how_to_get_it(tmp_path, monkeypatch):
+    import huggingface_hub
+    from huggingface_hub import constants
+
+    monkeypatch.setattr(constants, "HF_HUB_CACHE", str(tmp_path))
+    monkeypatch.setattr(constants, "HF_HUB_OFFLINE", True)
+    with pytest.raises(
+        ValueError,
+        match=r"'someorg/absent' is a Hugging Face hub id that is not cached and HF_HUB_OFFLINE is set: get it with `hf download someorg/absent`",
+    ):
+        resolve_model("someorg/absent")
+
+    def no_connection(repo_id, **kwargs):
+        if kwargs.get("local_files_only"):
+            raise huggingface_hub.errors.LocalEntryNotFoundError("not cached")
+        raise ConnectionError("Name or service not known")
+
+    monkeypatch.setattr(constants, "HF_HUB_OFFLINE", False)
+    monkeypatch.setattr(huggingface_hub, "snapshot_download", no_connection)
+    with pytest.raises(
+        ValueError,
+        match=r"'someorg/absent' .* could not be downloaded \(ConnectionError: Name or service not known\): get it with `hf download someorg/absent`",
+    ):
+        resolve_model("someorg/absent")
+
+
+def test_a_path_that_is_no_model_is_not_taken_for_a_hub_id(tmp_path):
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(ValueError, match="nor a Hugging Face hub id"):
+        resolve_model(tmp_path / "empty")  # exists, no config.json
+    with pytest.raises(ValueError, match="nor a Hugging Face hub id"):
+        resolve_model("a/b/c")  # not spelt as a hub id

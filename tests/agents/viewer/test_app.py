@@ -51,13 +51,18 @@ def test_the_trajectory_page_shows_every_token_with_its_logged_values_and_colour
     spans = tokens_of(html)
     assert len(spans) == len(logged)
     scale = max(abs(a) for turn in record["turns"] for a in turn["values"]["advantage"])
+    a_i = record["values"]["advantage"]
+    shaping_scale = max(abs(a - a_i) for turn in record["turns"] for a in turn["values"]["advantage"])
     for span, (turn, k) in zip(spans, logged, strict=True):
         assert int(span["data-index"]) == k
         for name in ("advantage", "delta", "weight", "logprob"):
             assert float(span[f"data-{name}"]) == pytest.approx(turn["values"][name][k], abs=1e-6)
-        assert span["style"] == f"background-color: {colour(turn['values']['advantage'][k], scale=scale)}"
+        assert span["data-bg-advantage"] == colour(turn["values"]["advantage"][k], scale=scale)
+        # Shown at first: A − A_i (TASPO changed the credit token by token), in black text.
+        shaping = colour(turn["values"]["advantage"][k] - a_i, scale=shaping_scale)
+        assert span["style"] == f"background-color: {shaping}; color: #000" and span["data-fg-shaping"] == "#000"
+    assert re.search(r'value="shaping" checked', html) and "the colours show A − A_i" in html
     # A − A_i: what TASPO changed on top of the outcome advantage, (w − 1)·A_i.
-    a_i = record["values"]["advantage"]
     for span in spans:
         expected = (float(span["data-weight"]) - 1) * a_i
         assert float(span["data-shaping"]) == pytest.approx(expected, abs=1e-5)
@@ -67,6 +72,39 @@ def test_the_trajectory_page_shows_every_token_with_its_logged_values_and_colour
     assert html.count('class="tok in-action') == sum(
         t["action_tokens"][1] - t["action_tokens"][0] for t in record["turns"]
     )
+
+
+def test_a_trajectory_of_a_uniform_outcome_group_says_why_nothing_is_coloured(client, run_folder):
+    records = [json.loads(line) for line in (run_folder / "credit" / "step_1.jsonl").read_text().splitlines()]
+    index = next(i for i, r in enumerate(records) if r["task_id"] == "toy2")  # TASPO's all-failed group
+    assert all(a == 0 for turn in records[index]["turns"] for a in turn["values"]["advantage"])
+    html = client.get(f"/run/taspo-run/step/1/trajectory/{index}").get_data(as_text=True)
+    note = re.search(r'<p class="credit-note no-credit" id="no-credit">(.*?)</p>', html, re.S)
+    assert note is not None
+    text = re.sub(r"\s+", " ", re.sub(r"<[^>]+>", "", note.group(1)))
+    assert "Nothing is coloured: every token's advantage is 0." in text
+    assert (
+        f"Every trajectory of group {records[index]['group']} got the same return R = 0.000 (a uniform outcome)" in text
+    )
+    assert "every token 0.000: nothing to colour" in html  # the legend's scale says so too
+    mixed = next(i for i, r in enumerate(records) if r["task_id"] != "toy2")
+    assert 'id="no-credit"' not in client.get(f"/run/taspo-run/step/1/trajectory/{mixed}").get_data(as_text=True)
+
+
+def test_tokens_a_font_may_not_draw_show_as_escapes(client, run_folder):
+    path = run_folder / "credit" / "step_1.jsonl"
+    records = [json.loads(line) for line in path.read_text().splitlines()]
+    turn = records[0]["turns"][0]
+    assert turn["raw_output"].startswith("<think>ok</think>") and turn["token_offsets"][7] == [7, 8]
+    # As a random vocabulary decodes: a control character, a lone UTF-8 piece, a script fonts may lack.
+    turn["raw_output"] = "<think>" + "\x07\ufffd" + "</think>" + turn["raw_output"][17:].replace("drawer", "中rawer")
+    path.write_text("".join(json.dumps(record) + "\n" for record in records))
+    html = client.get("/run/taspo-run/step/1/trajectory/0").get_data(as_text=True)
+    spans = tokens_of(html)
+    assert len(spans) == sum(len(t["token_ids"]) for t in records[0]["turns"])  # still one span per token
+    for escaped in ("\\x07", "\\ufffd", "\\u4e2d"):
+        assert f'<span class="esc">{escaped}</span>' in html
+    assert "\x07" not in html and "中" not in html and "\ufffd" not in html
 
 
 def test_the_step_page_puts_groups_side_by_side_and_filters(client):

@@ -11,7 +11,7 @@ import pytest
 from werkzeug.serving import make_server
 
 from agents.viewer import create_app
-from agents.viewer.heatmap import colour, value_scales
+from agents.viewer.heatmap import blend, colour, contrast, value_scales
 from tests.agents.viewer.conftest import probe_values
 from tests.support.browser import headless_chromium
 
@@ -55,6 +55,8 @@ def test_navigate_to_a_trajectory_and_read_the_logged_advantages_off_the_heatmap
     assert page.url.endswith("/run/probe/step/1/trajectory/3")  # the permalink
     record = records[3]
     scales = value_scales(record["turns"])
+    assert page.is_checked("input[name=colour-by][value=shaping]")  # A − A_i first: the probe's credit varies
+    page.check("input[name=colour-by][value=advantage]")
     for turn in record["turns"]:
         tokens = page.locator(f"section.turn[data-turn='{turn['turn']}'] span.tok")
         assert tokens.count() == len(turn["token_ids"]) > 0
@@ -129,3 +131,89 @@ def test_filter_a_step_and_open_a_held_out_episode(browser, viewer, runs):
     assert page.url.endswith("/run/probe/eval/1/trajectory/1")
     assert page.locator("section.turn").count() >= 1
     page.close()
+
+
+@pytest.fixture()
+def long_trajectory(run_folder):
+    """The run folder with TASPO's winning trajectory stretched to 6 turns of long observations and
+    odd characters in its first output (as a random vocabulary decodes); its record index."""
+    path = run_folder / "credit" / "step_1.jsonl"
+    records = [json.loads(line) for line in path.read_text().splitlines()]
+    index = next(i for i, r in enumerate(records) if r["success"])
+    turns = records[index]["turns"]
+    page = "\n".join(f"[button] product B0{k:04d} | a long WebShop results line, {k} of 14" for k in range(14))
+    stretched = [{**turns[k % len(turns)], "turn": k, "observation": page} for k in range(6)]
+    first = stretched[0]
+    assert first["raw_output"].startswith("<think>ok</think>")
+    stretched[0] = {**first, "raw_output": "<think>\x07中</think>" + first["raw_output"][17:]}
+    records[index]["turns"] = stretched
+    path.write_text("".join(json.dumps(record) + "\n" for record in records))
+    return run_folder, index
+
+
+def _serve(folder):
+    server = make_server("127.0.0.1", 0, create_app([folder]), threaded=True)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    return server
+
+
+def test_a_trajectory_page_reads_at_a_glance_in_a_1400_by_1000_window(browser, long_trajectory):
+    folder, index = long_trajectory
+    server = _serve(folder)
+    try:
+        page = browser.new_page(viewport={"width": 1400, "height": 1000})
+        page.goto(f"http://127.0.0.1:{server.server_port}/run/taspo-run/step/1/trajectory/{index}")
+        page.wait_for_selector("pre.heatmap")
+        # A − A_i, what TASPO changed token by token, is what the page shows first.
+        assert page.is_checked("input[name=colour-by][value=shaping]") and page.is_visible("#shaping-note")
+        tokens = page.locator("section.turn span.tok").evaluate_all(
+            """spans => spans.map(s => {
+                const style = getComputedStyle(s);
+                return [style.boxShadow, style.color, style.backgroundColor,
+                        getComputedStyle(s.closest("pre")).backgroundColor];
+            })"""
+        )
+        assert len(tokens) > 50
+        for shadow, text, background, page_background in tokens:
+            assert "inset" in shadow and "1px 0px 0px" in shadow  # each token's start is drawn: a hairline
+            shown = blend(background, blend(page_background))
+            assert contrast(blend(text), shown) >= 4.5
+        # Several turns fit the window: observation beside output, each observation a few lines high.
+        tops = page.locator("section.turn").evaluate_all("sections => sections.map(s => s.getBoundingClientRect().top)")
+        assert len(tops) == 6 and sum(top < 1000 for top in tops) >= 4
+        sides = page.locator("section.turn").evaluate_all(
+            """sections => sections.map(s => [s.querySelector('pre.observation').getBoundingClientRect().right,
+                                             s.querySelector('pre.heatmap').getBoundingClientRect().left])"""
+        )
+        assert all(right <= left for right, left in sides)
+        # What a font may not draw reads as an escape.
+        assert page.locator("section.turn[data-turn='0'] .esc").all_inner_texts() == [
+            "\\x07",
+            "\\u4e2d",
+        ]  # one token each
+        # Switching to A recolours text and background together.
+        page.check("input[name=colour-by][value=advantage]")
+        assert page.is_hidden(".scale-range[data-name=shaping]")
+        token = page.locator("section.turn span.tok").first
+        expected = token.get_attribute("data-bg-advantage")
+        assert rgba(token.evaluate("s => getComputedStyle(s).backgroundColor")) == pytest.approx(
+            rgba(expected), abs=4e-3
+        )
+        page.close()
+    finally:
+        server.shutdown()
+
+
+def test_a_uniform_outcome_trajectory_says_why_nothing_is_coloured(browser, run_folder):
+    records = [json.loads(line) for line in (run_folder / "credit" / "step_1.jsonl").read_text().splitlines()]
+    index = next(i for i, r in enumerate(records) if r["task_id"] == "toy2")  # the all-failed group
+    server = _serve(run_folder)
+    try:
+        page = browser.new_page()
+        page.goto(f"http://127.0.0.1:{server.server_port}/run/taspo-run/step/1/trajectory/{index}")
+        page.wait_for_selector("pre.heatmap")
+        assert page.is_visible("#no-credit") and "uniform outcome" in page.inner_text("#no-credit")
+        assert page.inner_text(".scale-range:not([hidden])").strip() == "every token 0.000: nothing to colour"
+        page.close()
+    finally:
+        server.shutdown()

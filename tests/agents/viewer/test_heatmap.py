@@ -1,6 +1,6 @@
 import pytest
 
-from agents.viewer.heatmap import colour, segments, value_names, value_scales
+from agents.viewer.heatmap import blend, colour, contrast, readable, segments, text_colour, value_names, value_scales
 
 
 def test_colour_is_blue_above_the_centre_red_below_with_opacity_by_distance_over_the_scale():
@@ -69,3 +69,19 @@ def test_the_windows_of_a_turns_pages_joined_are_its_segments(text, offsets, spa
         assert [piece for window in windows for piece in window] == whole
         for (first, end), window in zip(bounds, windows, strict=True):
             assert all(piece.token is None or first <= piece.token < end for piece in window)
+
+
+@pytest.mark.parametrize("value", [k / 20 for k in range(-20, 21)])
+def test_a_tokens_text_contrasts_at_least_4_5_to_1_with_its_colour_at_any_value(value):
+    background = colour(value, scale=1.0)
+    text = (0, 0, 0) if text_colour(background) == "#000" else (255, 255, 255)
+    assert contrast(text, blend(background)) >= 4.5
+
+
+def test_what_a_font_may_not_draw_is_escaped_and_the_rest_kept():
+    assert readable("Price: $12.50 – café, naïve, Ωμέγα, привет → ≤ ∅") == [
+        ("Price: $12.50 – café, naïve, Ωμέγα, привет → ≤ ∅", False)
+    ]
+    assert readable("a\nb c") == [("a\nb c", False)]  # newlines and spaces are text
+    odd = "\x00\x1b\u200b\u00ad\ue000\u0301\u3000\ufffd中😀"  # controls, invisible, private, combining, CJK, emoji
+    assert readable(odd) == [(odd.encode("unicode_escape").decode("ascii"), True)]
