@@ -4,8 +4,8 @@
 (``num_iterations``, ``epsilon``, ``epsilon_high``, ``beta``, ``loss_type``, ``scale_rewards``,
 ``learning_rate``, ``weight_decay``, ``lr_scheduler_type``, ``warmup_steps``, ``max_grad_norm``,
 ``temperature``, ``top_p``, ``output_dir``, ``seed``) means what TRL's means and has TRL 1.16's
-default (``learning_rate=1e-6``, ``lr_scheduler_type="linear"``, ``seed=42``), except
-``output_dir`` (``"runs/grpo"``, TRL: ``None``). TRL names spelt differently here
+default (``learning_rate=1e-6``, ``lr_scheduler_type="linear"``, ``seed=42``); ``output_dir=None``
+means a new numbered folder ``runs/<rule>-<env>-<n>`` here (TRL: ``trainer_output``). TRL names spelt differently here
 (``num_generations`` is ``group_size``, ``max_completion_length`` is ``max_new_tokens``, ...) are
 refused with the name to use (:mod:`agents.trl_names`, the README's mapping table). The quick
 start's recipes set their own learning rate, schedule and seed.

@@ -24,9 +24,9 @@ TRL_VERSION = "1.16"
 """The TRL release the tables were checked against."""
 
 DIFFERENT_DEFAULTS: dict[str, str] = {
-    "output_dir": "'runs/grpo' (TRL: None, i.e. 'trainer_output'): a run folder under runs/",
+    "output_dir": "None means a new numbered runs/<rule>-<env>-<n> (TRL: None means 'trainer_output', reused)",
 }
-"""Fields named as TRL's whose default is not TRL's, and why."""
+"""Fields named as TRL's whose default does not do what TRL's does, and why."""
 
 TRL_RENAMED: dict[str, str] = {
     "num_generations": "group_size (rollouts per task, G)",
