@@ -18,6 +18,8 @@ name or option fails before any model loads.
 Example:
     >>> GRPOConfig(group_size=4).group_size
     4
+    >>> GRPOConfig.for_env("WebShop-v0").max_new_tokens   # the per-env recipe (agents.recipes)
+    32
     >>> GRPOConfig(loss_type="ppo")
     Traceback (most recent call last):
     ...
@@ -42,6 +44,7 @@ from agentenvs.core.registration import check_env_kwargs
 from agents.algorithms import CREDIT_RULES, credit_options_of
 from agents.algorithms.grpo import ScaleRewards
 from agents.algorithms.loss import LossType
+from agents.recipes import rl_settings
 from agents.settings import (
     Count,
     EnvSettings,
@@ -148,6 +151,19 @@ class GRPOConfig(LoraSettings, OptimSettings, PromptSettings, EnvSettings, RunSe
     """Checkpoint every this many steps (0: only at the end)."""
     tensorboard: bool = True
     """Write TensorBoard event files."""
+
+    @classmethod
+    def for_env(cls, env_id: str, **overrides: Any) -> GRPOConfig:
+        """The RL settings that train on ``env_id`` in minutes on 2 CPU cores (:mod:`agents.recipes`, the
+        quick start's), with ``overrides`` on top.
+
+        >>> GRPOConfig.for_env("WebShop-v0", output_dir="runs/shop").max_turns
+        5
+
+        Raises:
+            ValueError: naming an env without a recipe, or a bad override (as the constructor does).
+        """
+        return cls(**{**rl_settings(env_id), **overrides})
 
     def check_relations(self) -> None:
         super().check_relations()

@@ -283,6 +283,23 @@ class TextFeatures(gym.Wrapper[Any, Any, Any, Any], gym.utils.RecordConstructorA
             dtype=np.float32,
         )
 
+    def action_masks(self) -> np.ndarray:
+        """The mask of the :class:`~wrappers.discrete.DiscreteActions` below (bool, length ``N``), through
+        any wrappers between: sb3-contrib's ``action_masks`` convention (``ActionMasker(env, lambda env:
+        env.action_masks())``). Gymnasium wrappers do not forward methods, so this one does.
+
+        Raises:
+            AttributeError: where no wrapper below has ``action_masks`` (wrap the env in ``DiscreteActions``).
+        """
+        try:
+            masks = self.env.get_wrapper_attr("action_masks")
+        except AttributeError:
+            raise AttributeError(
+                f"{type(self).__name__}.action_masks: no wrapper below has action_masks; wrap the env in "
+                "wrappers.DiscreteActions first"
+            ) from None
+        return np.asarray(masks(), dtype=bool)
+
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[Any, dict[str, Any]]:
         observation, info = self.env.reset(seed=seed, options=options)
         self._taken = {}

@@ -18,6 +18,9 @@ from agentenvs.core.parsers import (
 )
 from agentenvs.core.prompts import PromptBuilder
 from agentenvs.core.spaces import TextSpace
+
+# Registers TextSpace with Gymnasium's vector shared memory (gym.make_vec(..., vectorization_mode="async")).
+from agentenvs.core import shared_memory as _shared_memory  # noqa: E402,F401  # isort: skip
 from agentenvs.core.trajectory import (
     ActionSpan,
     Trajectory,

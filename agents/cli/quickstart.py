@@ -8,7 +8,8 @@ warm-start figures are the SFT run's evaluations before and after fitting, and t
 logs the latter as its step 0 (same model, tasks, prompts and greedy decoding: measuring it
 again would give the same figures and cost a minute and a half).
 
-Presets (``python -m agents quickstart --preset NAME``):
+Presets (``python -m agents quickstart --preset NAME``), each an env's recipe from
+:mod:`agents.recipes` (``GRPOConfig.for_env`` / ``SFTConfig.for_env``) with the model and step count:
 
 - ``webshop`` (default): WebShop-v0's generated shop, sized for a 135M model on 2 CPU cores:
   goals that ask for at most one option (``max_goal_options=1``: the expert needs 4 turns; 5
@@ -93,68 +94,13 @@ class Preset:
                 raise ValueError(f"Preset: the SFT and RL stages must prompt alike; they differ in {differ}")
 
 
-def _shared(**settings: Any) -> dict[str, Any]:
-    return settings
-
-
-_WEBSHOP = _shared(
-    history_length=3,
-    history_observations=False,
-    prompt_preamble="",
-    system_prompt="",
-    max_turns=5,
-    env_kwargs={
-        "results_per_page": 5,
-        "observation_mode": "text_compact",
-        "max_goal_options": 1,
-        "expert_query": "product",
-    },
-)
-_ALFWORLD = _shared(
-    history_length=3,
-    history_observations=False,
-    prompt_preamble="",
-    system_prompt="",
-    max_turns=8,
-    env_kwargs={"task_types": "pick_and_place_simple"},
-)
-
-
-def _warm_start_then_grpo(
-    env: str,
-    shared: dict[str, Any],
-    *,
-    max_new_tokens: int,
-    total_steps: int,
-    output_dir: str,
-    minutes: float | None,
-) -> Preset:
-    """An expert warm start (SFT) then GRPO, both stages with the same prompt, env, optimiser and LoRA settings."""
-    both = {
-        **shared,
-        "learning_rate": 1e-3,  # the recipe's own optimiser and seed, not GRPOConfig's TRL defaults
-        "lr_scheduler_type": "constant",
-        "seed": 0,
-        "lora": True,
-        "lora_top_layers": 4,
-        "micro_batch_size": 8,
-        "eval_episodes": 32,
-        "max_new_tokens": max_new_tokens,
-    }
+def _warm_start_then_grpo(env: str, *, total_steps: int, output_dir: str, minutes: float | None) -> Preset:
+    """An expert warm start (SFT) then GRPO: both stages of the env's recipe (:mod:`agents.recipes`)."""
     return Preset(
         env=env,
         model="smollm2-135m",
-        sft=SFTConfig(**both, expert_episodes=32, invalid_action_rate=0.1, epochs=3, batch_size=8),
-        rl=GRPOConfig(
-            **both,
-            num_groups=4,
-            group_size=4,
-            temperature=1.0,
-            mini_batches=2,
-            invalid_action_penalty=0.1,
-            eval_every=0,
-            save_every=1,
-        ),
+        sft=SFTConfig.for_env(env),
+        rl=GRPOConfig.for_env(env),
         total_steps=total_steps,
         agent="grpo",
         output_dir=output_dir,
@@ -164,47 +110,12 @@ def _warm_start_then_grpo(
 
 PRESETS: dict[str, Preset] = {
     # minutes: 9.6 on a fast machine, 23.8 on a slow one (AMD EPYC, 2 cores): the slow one is announced.
-    "webshop": _warm_start_then_grpo(
-        "WebShop-v0", _WEBSHOP, max_new_tokens=32, total_steps=8, output_dir="runs/quickstart-webshop", minutes=24
-    ),
-    "alfworld": _warm_start_then_grpo(
-        "ALFWorld-v0", _ALFWORLD, max_new_tokens=16, total_steps=6, output_dir="runs/quickstart-alfworld", minutes=32
-    ),
+    "webshop": _warm_start_then_grpo("WebShop-v0", total_steps=8, output_dir="runs/quickstart-webshop", minutes=24),
+    "alfworld": _warm_start_then_grpo("ALFWorld-v0", total_steps=6, output_dir="runs/quickstart-alfworld", minutes=32),
     "searchqa": Preset(
         env="SearchQA-v0",
         model="smollm2-135m",
-        rl=GRPOConfig(
-            num_groups=4,
-            group_size=4,
-            max_new_tokens=24,
-            temperature=0.7,
-            history_length=1,
-            show_format=False,
-            prompt_preamble="",
-            response_prefix="<answer>",
-            system_prompt="Answer the question with a name from the documents.",
-            invalid_action_penalty=0.2,
-            env_kwargs={
-                "max_turns": 1,
-                "top_k": 1,
-                "max_passage_chars": 160,
-                "question_kinds": "1hop",
-                "initial_search": True,
-                "reward": "f1",
-            },
-            lora=True,
-            lora_rank=16,
-            lora_alpha=32,
-            lora_top_layers=6,
-            learning_rate=8e-4,
-            lr_scheduler_type="constant",
-            seed=0,
-            loss_type="dapo",
-            micro_batch_size=8,
-            eval_every=12,
-            eval_episodes=32,
-            save_every=12,
-        ),
+        rl=GRPOConfig.for_env("SearchQA-v0"),
         total_steps=24,
         output_dir="runs/quickstart",
         minutes=6,

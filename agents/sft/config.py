@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from typing import Annotated, Any, ClassVar
 
 from agentenvs.core.checks import NON_EMPTY, Bounds
+from agents.recipes import sft_settings
 from agents.settings import (
     Count,
     EnvSettings,
@@ -72,6 +73,19 @@ class SFTConfig(LoraSettings, OptimSettings, PromptSettings, EnvSettings, RunSet
 
     RESUME_MAY_CHANGE: ClassVar[frozenset[str]] = RunSettings.RESUME_MAY_CHANGE | {"epochs"}
     """Besides the run fields, ``epochs``: a resumed run may train for more epochs."""
+
+    @classmethod
+    def for_env(cls, env_id: str, **overrides: Any) -> SFTConfig:
+        """The warm start of ``env_id``'s recipe (:mod:`agents.recipes`, the quick start's), with ``overrides``
+        on top; it prompts as ``GRPOConfig.for_env(env_id)`` does.
+
+        >>> SFTConfig.for_env("WebShop-v0").expert_episodes
+        32
+
+        Raises:
+            ValueError: naming an env without a warm-start recipe, or a bad override.
+        """
+        return cls(**{**sft_settings(env_id), **overrides})
 
     def prompt_settings(self) -> dict[str, Any]:
         """The fields that decide the prompt text (compare with an RL config's same fields)."""

@@ -171,3 +171,23 @@ def test_tianshou_collector_and_dqn_update_a_few_steps():
         update = algorithm.update(buffer=buffer, sample_size=16)
     assert np.isfinite(update.loss)
     venv.close()
+
+
+def test_action_masks_reach_through_text_features_and_outer_wrappers():
+    from sb3_contrib.common.wrappers import ActionMasker
+
+    env = _featured()
+    env.reset(seed=0)
+    inner = env.env
+    assert isinstance(inner, DiscreteActions)
+    assert env.action_masks().dtype == bool and np.array_equal(env.action_masks(), inner.action_masks())
+    outer = gym.wrappers.TimeLimit(env, max_episode_steps=5)  # Gymnasium wrappers do not forward methods
+    assert np.array_equal(outer.get_wrapper_attr("action_masks")(), inner.action_masks())
+    masked = ActionMasker(env, lambda env: env.action_masks())  # sb3-contrib's way
+    assert masked.action_masks()[:6].all() and not masked.action_masks()[6:].any()
+
+
+def test_action_masks_without_discrete_actions_says_what_to_wrap():
+    env = TextFeatures(gym.make("SearchQA-v0"), num_features=8)
+    with pytest.raises(AttributeError, match="wrap the env in wrappers.DiscreteActions first"):
+        env.action_masks()

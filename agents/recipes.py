@@ -1,0 +1,181 @@
+"""Per-env agent recipes: the settings that train on 2 CPU cores in minutes (the quick start's).
+
+``GRPOConfig``'s own defaults are generic (4 x 4 rollouts of up to 128 tokens a turn, the
+env's own turn limit, a long preamble); on WebShop-v0 with SmolLM2-135M they spent ~5 min
+collecting one step. A recipe holds what the quick start measured to work there:
+
+- ``WebShop-v0``: goals with at most one option (the expert needs 4 turns; 5 allowed), 5
+  results a page, the compact page rendering, the admissible actions listed, no system
+  prompt or preamble, past turns' actions only, 32 new tokens a turn; LoRA on the top 4
+  layers at lr 1e-3; RL: 4 goals x 4 rollouts, two optimizer steps per batch; SFT: 32
+  expert episodes with broken actions injected (10 %), 3 epochs.
+- ``ALFWorld-v0``: the same on generated ``pick_and_place_simple`` games, 8 turns, 16 tokens.
+- ``SearchQA-v0``: the one-turn run (the retrieved passage shown with the question,
+  ``reward="f1"``, responses start with ``<answer>``); RL only.
+
+:meth:`agents.GRPOConfig.for_env` and :meth:`agents.sft.SFTConfig.for_env` build a config from
+these (keyword overrides win); :mod:`agents.cli.quickstart`'s presets are the same recipes.
+The values are plain data, so this module imports no settings class.
+
+Example:
+    >>> rl_settings("WebShop-v0")["max_new_tokens"], rl_settings("WebShop-v0")["num_groups"]
+    (32, 4)
+    >>> rl_settings("CartPole-v1")
+    Traceback (most recent call last):
+    ...
+    ValueError: no agent recipe for env 'CartPole-v1'; recipes: ALFWorld-v0, SearchQA-v0, WebShop-v0 (build the config field by field instead)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from types import MappingProxyType
+from typing import Any
+
+__all__ = ["RECIPES", "Recipe", "rl_settings", "sft_settings"]
+
+
+@dataclass(frozen=True)
+class Recipe:
+    """One env's settings, by stage.
+
+    Attributes:
+        both: Prompt, env, optimiser, LoRA and evaluation settings of both stages (SFT and RL
+            must prompt alike).
+        rl: The RL stage's own settings (collection, update, logging).
+        sft: The SFT stage's own settings (None: no warm start for this env).
+    """
+
+    both: Mapping[str, Any]
+    rl: Mapping[str, Any]
+    sft: Mapping[str, Any] | None = None
+
+
+def _frozen(**settings: Any) -> Mapping[str, Any]:
+    return MappingProxyType(settings)
+
+
+def _warm_start_then_grpo(*, max_turns: int, max_new_tokens: int, env_kwargs: dict[str, Any]) -> Recipe:
+    """The multi-turn recipe: a short prompt, LoRA on the top layers, an expert warm start, then GRPO."""
+    return Recipe(
+        both=_frozen(
+            history_length=3,
+            history_observations=False,
+            prompt_preamble="",
+            system_prompt="",
+            max_turns=max_turns,
+            env_kwargs=env_kwargs,
+            learning_rate=1e-3,  # the recipe's own optimiser and seed, not GRPOConfig's TRL defaults
+            lr_scheduler_type="constant",
+            seed=0,
+            lora=True,
+            lora_top_layers=4,
+            micro_batch_size=8,
+            eval_episodes=32,
+            max_new_tokens=max_new_tokens,
+        ),
+        rl=_frozen(
+            num_groups=4,
+            group_size=4,
+            temperature=1.0,
+            mini_batches=2,
+            invalid_action_penalty=0.1,
+            eval_every=0,
+            save_every=1,
+        ),
+        sft=_frozen(expert_episodes=32, invalid_action_rate=0.1, epochs=3, batch_size=8),
+    )
+
+
+RECIPES: Mapping[str, Recipe] = MappingProxyType(
+    {
+        "WebShop-v0": _warm_start_then_grpo(
+            max_turns=5,
+            max_new_tokens=32,
+            env_kwargs={
+                "results_per_page": 5,
+                "observation_mode": "text_compact",
+                "max_goal_options": 1,
+                "expert_query": "product",
+            },
+        ),
+        "ALFWorld-v0": _warm_start_then_grpo(
+            max_turns=8, max_new_tokens=16, env_kwargs={"task_types": "pick_and_place_simple"}
+        ),
+        "SearchQA-v0": Recipe(
+            both=_frozen(
+                history_length=1,
+                show_format=False,
+                prompt_preamble="",
+                response_prefix="<answer>",
+                system_prompt="Answer the question with a name from the documents.",
+                env_kwargs={
+                    "max_turns": 1,
+                    "top_k": 1,
+                    "max_passage_chars": 160,
+                    "question_kinds": "1hop",
+                    "initial_search": True,
+                    "reward": "f1",
+                },
+                learning_rate=8e-4,
+                lr_scheduler_type="constant",
+                seed=0,
+                lora=True,
+                lora_rank=16,
+                lora_alpha=32,
+                lora_top_layers=6,
+                micro_batch_size=8,
+                eval_episodes=32,
+                max_new_tokens=24,
+            ),
+            rl=_frozen(
+                num_groups=4,
+                group_size=4,
+                temperature=0.7,
+                invalid_action_penalty=0.2,
+                loss_type="dapo",
+                eval_every=12,
+                save_every=12,
+            ),
+        ),
+    }
+)
+"""The recipes by env id (see the module docstring)."""
+
+
+def _recipe(env_id: str) -> Recipe:
+    if env_id not in RECIPES:
+        raise ValueError(
+            f"no agent recipe for env {env_id!r}; recipes: {', '.join(sorted(RECIPES))} "
+            "(build the config field by field instead)"
+        )
+    return RECIPES[env_id]
+
+
+def _copy(settings: Mapping[str, Any]) -> dict[str, Any]:
+    """A fresh dict (and fresh inner dicts), so a config never shares a mutable value with the recipe."""
+    return {name: dict(value) if isinstance(value, dict) else value for name, value in settings.items()}
+
+
+def rl_settings(env_id: str) -> dict[str, Any]:
+    """The RL stage's settings of ``env_id``'s recipe, as ``GRPOConfig`` keyword arguments.
+
+    Raises:
+        ValueError: naming an env without a recipe.
+    """
+    recipe = _recipe(env_id)
+    return _copy({**recipe.both, **recipe.rl})
+
+
+def sft_settings(env_id: str) -> dict[str, Any]:
+    """The SFT stage's settings of ``env_id``'s recipe, as ``SFTConfig`` keyword arguments.
+
+    Raises:
+        ValueError: naming an env without a recipe or whose recipe has no warm start.
+    """
+    recipe = _recipe(env_id)
+    if recipe.sft is None:
+        with_sft = sorted(name for name, other in RECIPES.items() if other.sft is not None)
+        raise ValueError(f"the recipe for {env_id!r} has no warm start (SFT recipes: {', '.join(with_sft)})")
+    return _copy({**recipe.both, **recipe.sft})
