@@ -34,6 +34,14 @@ Example:
 
 # First: _clash checks for the OpenAI Agents SDK's `agents` before a module of the other one breaks.
 from agents import _clash, _moved  # noqa: F401
+
+try:  # the agents train with torch: a core-only install (the envs alone) says what to add
+    import torch  # noqa: F401
+except ImportError as error:
+    raise ImportError(
+        'agents needs torch and transformers: pip install "agentenvs[train,models]" (pin torch==2.13.0 '
+        "for the CPU build); the envs alone (agentenvs) do not"
+    ) from error
 from agents.agent import GRPOAgent, ORSDAgent, TASPOAgent, build_policy
 from agents.algorithms import CREDIT_RULES, CreditContext, CreditRule, make_credit_rule, register_credit_rule
 from agents.config import GRPOConfig

@@ -78,3 +78,11 @@ def test_import_agents_runs_the_check():
     result = subprocess.run([sys.executable, "-c", script], cwd=REPO, capture_output=True, text=True, timeout=300)
     assert result.returncode == 0, result.stderr[-2000:]
     assert result.stdout.strip().splitlines()[-1] == "['AgentsPackageClashWarning']"
+
+
+def test_without_torch_the_import_says_which_extra_to_install():
+    # A core-only install: the envs work, `import agents` names what it needs instead of a bare traceback.
+    code = "import sys; sys.modules['torch'] = None; import agents"
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert result.returncode == 1
+    assert 'ImportError: agents needs torch and transformers: pip install "agentenvs[train,models]"' in result.stderr
