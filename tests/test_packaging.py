@@ -33,8 +33,10 @@ def test_the_doctest_collection_rules_name_modules_that_exist():
         "agentenvs/alfworld/translation.py",  # imports fast_downward: a core-only run failed to collect it
         "agentenvs/alfworld/translator.py",
         "agentenvs/integrations/_openenv.py",
+        "agentenvs/integrations/_request_deadline.py",  # uvicorn: the openenv extra
         "agentenvs/integrations/trl.py",
         "agentenvs/webshop/app.py",  # Flask: the web extra
+        "agentenvs/webshop/server.py",
         "agentenvs/webshop/fuzzing.py",
         "agentenvs/testing/shop_routes.py",
         "wrappers/features.py",

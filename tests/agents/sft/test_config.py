@@ -12,7 +12,7 @@ from agents.sft.config import PROMPT_FIELDS, SFTConfig
 def test_sft_defaults_differ_where_the_stage_does():
     sft, rl = SFTConfig(), GRPOConfig()
     assert (sft.learning_rate, sft.lora, sft.output_dir) == (2e-4, True, None)  # None: a new numbered folder
-    assert (rl.learning_rate, rl.lora, rl.output_dir) == (1e-5, False, None)
+    assert (rl.learning_rate, rl.lora, rl.output_dir) == (1e-6, False, None)  # TRL's default
     assert PROMPT_FIELDS == tuple(f.name for f in dataclasses.fields(PromptSettings))
 
 
