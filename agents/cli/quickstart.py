@@ -109,8 +109,9 @@ def _warm_start_then_grpo(env: str, *, total_steps: int, output_dir: str, minute
 
 
 PRESETS: dict[str, Preset] = {
-    # minutes: 9.6 on a fast machine, 23.8 on a slow one (AMD EPYC, 2 cores): the slow one is announced.
-    "webshop": _warm_start_then_grpo("WebShop-v0", total_steps=8, output_dir="runs/quickstart-webshop", minutes=24),
+    # minutes: 7.4 on an idle Intel Xeon (2 cores) with prompt-lookup drafts; before them 9.6 on a
+    # fast machine and 23.8 on a slow AMD EPYC (machines of this kind differ ~2.5x).
+    "webshop": _warm_start_then_grpo("WebShop-v0", total_steps=8, output_dir="runs/quickstart-webshop", minutes=7.5),
     "alfworld": _warm_start_then_grpo("ALFWorld-v0", total_steps=6, output_dir="runs/quickstart-alfworld", minutes=32),
     "searchqa": Preset(
         env="SearchQA-v0",
@@ -143,7 +144,11 @@ def describe(preset: Preset) -> str:
         f"  {'2/2' if preset.sft else '1/1'} RL: {preset.total_steps} steps of {rl.num_groups} goals x "
         f"{rl.group_size} rollouts, then evaluate on the same {goals}"
     )
-    timing = f"about {preset.minutes:g} min on a slow 2-core machine; " if preset.minutes is not None else ""
+    timing = (
+        f"about {preset.minutes:g} min on 2 idle CPU cores (up to ~2.5x that on a slower machine); "
+        if preset.minutes is not None
+        else ""
+    )
     lines.append(f"  {timing}writes {preset.output_dir}/ (summary.json, rl/learning_curve.png)")
     return "\n".join(lines)
 

@@ -78,7 +78,7 @@ def test_the_first_lines_say_what_will_happen_and_how_long() -> None:
     text = describe(PRESETS["webshop"])
     assert text.splitlines()[0] == "Quick start: smollm2-135m on WebShop-v0, GRPO after an expert warm start."
     assert "8 steps of 4 goals x 4 rollouts" in text and "32 held-out goals" in text
-    assert "about 24 min" in text and "runs/quickstart-webshop/" in text
+    assert "about 7.5 min on 2 idle CPU cores" in text and "runs/quickstart-webshop/" in text
     assert "1/1 RL" in describe(PRESETS["searchqa"])
 
 
