@@ -22,6 +22,7 @@ import gymnasium as gym  # noqa: E402
 import agentenvs  # noqa: E402, F401  (registers the ids)
 from agentenvs.integrations._openenv import TextEnvironment  # noqa: E402
 from agentenvs.integrations.openenv import TextAction, TextEnvClient, create_app, make_server  # noqa: E402
+from tests.support.sockets import read_reply, stalled_connection  # noqa: E402
 
 MAX_SESSIONS = 3
 MAX_BODY_BYTES = 1 << 18
@@ -481,18 +482,7 @@ def test_alfworld_game_paths_on_the_server_reach_no_client():
 def raw_connection(url: str, sent: bytes) -> socket.socket:
     """A loopback connection to ``url`` that has sent ``sent`` and then stalls."""
     host, port = url.removeprefix("http://").split(":")
-    connection = socket.create_connection((host, int(port)), timeout=10)
-    connection.sendall(sent)
-    return connection
-
-
-def read_reply(connection: socket.socket) -> bytes:
-    """Everything the server sends until it closes the connection (the test fails if it never does)."""
-    connection.settimeout(60)  # a safety net for a loaded machine, not the verdict
-    reply = b""
-    while chunk := connection.recv(4096):
-        reply += chunk
-    return reply
+    return stalled_connection(host, int(port), sent)
 
 
 HALF_SENT = {

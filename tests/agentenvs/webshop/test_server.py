@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import socket
 import threading
 import urllib.request
 from collections.abc import Iterator
@@ -12,6 +11,7 @@ import pytest
 from agentenvs.webshop.app import create_app
 from agentenvs.webshop.engine import WebShopEngine
 from agentenvs.webshop.server import make_shop_server
+from tests.support.sockets import read_reply, stalled_connection
 
 
 @pytest.fixture
@@ -26,25 +26,11 @@ def shop_port(engine: WebShopEngine) -> Iterator[int]:
         server.server_close()
 
 
-def stalled(port: int, sent: bytes) -> socket.socket:
-    connection = socket.create_connection(("127.0.0.1", port), timeout=10)
-    connection.sendall(sent)
-    return connection
-
-
-def read_reply(connection: socket.socket) -> bytes:
-    """Everything the server sends until it closes the connection (the test fails if it never does)."""
-    connection.settimeout(60)  # a safety net for a loaded machine, not the verdict
-    reply = b""
-    while chunk := connection.recv(4096):
-        reply += chunk
-    return reply
-
-
 def test_half_sent_requests_are_let_go_while_others_are_served(shop_port: int):
     """Before, each held a server thread for as long as the client liked, with no reply."""
-    head = stalled(shop_port, b"GET /fixed_0 HTTP/1.1\r\nHost: x\r\n")
-    body = stalled(
+    head = stalled_connection("127.0.0.1", shop_port, b"GET /fixed_0 HTTP/1.1\r\nHost: x\r\n")
+    body = stalled_connection(
+        "127.0.0.1",
         shop_port,
         b"POST /fixed_0 HTTP/1.1\r\nHost: x\r\nContent-Type: application/x-www-form-urlencoded\r\n"
         b"Content-Length: 100\r\n\r\nsearch_query=so",
