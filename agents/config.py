@@ -40,7 +40,6 @@ from dataclasses import dataclass, field
 from typing import Annotated, Any, Literal
 
 from agentenvs.core.checks import NON_EMPTY, Bounds, require
-from agentenvs.core.registration import check_env_kwargs
 from agents.algorithms import CREDIT_RULES, credit_options_of
 from agents.algorithms.grpo import ScaleRewards
 from agents.algorithms.loss import LossType
@@ -142,8 +141,6 @@ class GRPOConfig(LoraSettings, OptimSettings, PromptSettings, EnvSettings, RunSe
     """Held-out tasks per evaluation."""
     eval_greedy: bool = True
     """Decode greedily at evaluation."""
-    eval_env_kwargs: dict[str, OptionValue] = field(default_factory=dict)
-    """Evaluation-env overrides of ``env_kwargs`` (``split="test"`` is added where the env has splits)."""
     record_groups: Size = 2
     """Groups per training step whose per-token credit is written to ``credit/`` for the viewer
     (``python -m agents view``; mixed-outcome groups first; 0: none)."""
@@ -240,15 +237,6 @@ class GRPOConfig(LoraSettings, OptimSettings, PromptSettings, EnvSettings, RunSe
     def check_credit(self) -> None:
         """Checks ``credit_options`` against the options class of the rule ``credit`` names."""
         credit_options_of(self.credit, self.credit_options)
-
-    def check_env(self, env_id: str) -> None:
-        """Checks ``env_kwargs`` and ``eval_env_kwargs`` against the env's constructor (before a model loads)."""
-        super().check_env(env_id)
-        check_env_kwargs(type(self).__name__, "eval_env_kwargs", env_id, self.eval_env_kwargs)
-
-    def evaluation_env_kwargs(self, env_id: str) -> dict[str, Any]:
-        """The held-out env's keyword arguments: ``env_kwargs`` on the held-out split, then ``eval_env_kwargs``."""
-        return {**self.held_out_env_kwargs(env_id), **self.eval_env_kwargs}
 
     @property
     def use_trunk_cache(self) -> bool:

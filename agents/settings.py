@@ -134,6 +134,9 @@ class EnvSettings(Settings):
     """Env step limit per episode (None: the env's default)."""
     env_kwargs: dict[str, OptionValue] = field(default_factory=dict)
     """Keyword arguments for the env (e.g. ``{"observation_mode": "text_compact"}``)."""
+    eval_env_kwargs: dict[str, OptionValue] = field(default_factory=dict)
+    """Evaluation-env overrides of ``env_kwargs`` (``split="test"`` is added where the env has
+    splits), e.g. ``{"split": "eval"}`` to report on goals that were not used to tune a recipe."""
 
     def env_kwargs_with_limit(self) -> dict[str, Any]:
         """``env_kwargs`` with ``max_turns`` added when it is set."""
@@ -143,20 +146,25 @@ class EnvSettings(Settings):
         return kwargs
 
     def held_out_env_kwargs(self, env_id: str) -> dict[str, Any]:
-        """The evaluation env's keyword arguments: these plus ``split=<held-out split>`` where the env
-        declares one (``TextEnv.held_out_split``) and ``env_kwargs`` name none."""
+        """``env_kwargs`` plus ``split=<held-out split>`` where the env declares one
+        (``TextEnv.held_out_split``) and ``env_kwargs`` name none."""
         kwargs = self.env_kwargs_with_limit()
         held_out = getattr(env_constructor(env_id), "held_out_split", None)
         if held_out is not None and "split" not in kwargs:
             kwargs["split"] = held_out
         return kwargs
 
+    def evaluation_env_kwargs(self, env_id: str) -> dict[str, Any]:
+        """The evaluation env's keyword arguments: :meth:`held_out_env_kwargs`, then ``eval_env_kwargs``."""
+        return {**self.held_out_env_kwargs(env_id), **self.eval_env_kwargs}
+
     def check_env(self, env_id: str) -> None:
-        """Checks the env id and these keyword arguments against its constructor.
+        """Checks the env id, ``env_kwargs`` and ``eval_env_kwargs`` against its constructor.
 
         Called before any model loads, so a misspelt keyword fails in a second, naming the field.
         """
         check_env_kwargs(type(self).__name__, "env_kwargs", env_id, self.env_kwargs_with_limit())
+        check_env_kwargs(type(self).__name__, "eval_env_kwargs", env_id, self.eval_env_kwargs)
 
 
 @dataclass

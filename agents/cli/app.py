@@ -91,6 +91,9 @@ class QuickstartArgs:
     """Where the stages write (None: the preset's folder, e.g. runs/quickstart-webshop)."""
     resume: bool = False
     """Continue both stages from their latest checkpoints."""
+    eval_episodes: int | None = None
+    """Held-out goals per evaluation (None: the preset's 32); e.g. 128 for the wider evaluation
+    that confirms the README's figures (training is the same: evaluating never changes what it samples)."""
 
 
 @dataclass
@@ -264,6 +267,8 @@ def run_quickstart(args: QuickstartArgs) -> dict[str, object]:
     preset = PRESETS[args.preset]
     if args.output_dir is not None:
         preset = dataclasses.replace(preset, output_dir=args.output_dir)
+    if args.eval_episodes is not None:
+        preset = preset.with_eval_episodes(args.eval_episodes)
     return run_preset(preset, resume=args.resume)
 
 

@@ -93,6 +93,11 @@ class Preset:
             if differ:
                 raise ValueError(f"Preset: the SFT and RL stages must prompt alike; they differ in {differ}")
 
+    def with_eval_episodes(self, episodes: int) -> Preset:
+        """This preset with ``episodes`` held-out goals in every evaluation (both stages alike)."""
+        sft = None if self.sft is None else dataclasses.replace(self.sft, eval_episodes=episodes)
+        return dataclasses.replace(self, rl=dataclasses.replace(self.rl, eval_episodes=episodes), sft=sft)
+
 
 def _warm_start_then_grpo(env: str, *, total_steps: int, output_dir: str, minutes: float | None) -> Preset:
     """An expert warm start (SFT) then GRPO: both stages of the env's recipe (:mod:`agents.recipes`)."""
@@ -132,7 +137,8 @@ def _evaluation(record: dict[str, Any]) -> dict[str, float]:
 def describe(preset: Preset) -> str:
     """What the run will do and about how long it takes: the first lines it prints."""
     rl = preset.rl
-    goals = f"{rl.eval_episodes} held-out goals (greedy)"
+    split = rl.evaluation_env_kwargs(preset.env).get("split")
+    goals = f"{rl.eval_episodes} held-out goals{f' ({split} split)' if split else ''}, greedy"
     warm = " after an expert warm start" if preset.sft is not None else ""
     lines = [f"Quick start: {preset.model} on {preset.env}, {preset.agent.upper()}{warm}."]
     if preset.sft is not None:

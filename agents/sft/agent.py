@@ -68,7 +68,7 @@ class SFTAgent:
         config.check_env(env)  # before the model loads: a misspelt env keyword fails in a second
         self.prompt_builder = config.prompt_builder()
         self.env_kwargs = config.env_kwargs_with_limit()
-        self.eval_env_kwargs = config.held_out_env_kwargs(env)
+        self.eval_env_kwargs = config.evaluation_env_kwargs(env)
         torch.manual_seed(config.seed)
         self.policy = TransformersPolicy(
             model,

@@ -44,3 +44,21 @@ def test_unknown_envs_missing_warm_starts_and_bad_overrides_are_named():
         SFTConfig.for_env("SearchQA-v0")
     with pytest.raises(ValueError, match="GRPOConfig.group_size must be"):
         GRPOConfig.for_env("WebShop-v0", group_size=0)
+
+
+def test_the_webshop_recipe_reports_on_goals_apart_from_its_training_and_tuning_goals():
+    import gymnasium as gym
+
+    config = GRPOConfig.for_env("WebShop-v0")
+    sft = SFTConfig.for_env("WebShop-v0")
+    assert config.evaluation_env_kwargs("WebShop-v0") == sft.evaluation_env_kwargs("WebShop-v0")
+
+    def goals(**kwargs):
+        with gym.make("WebShop-v0", **kwargs) as env:
+            return set(env.unwrapped.task_ids)
+
+    report = goals(**config.evaluation_env_kwargs("WebShop-v0"))
+    training = goals(**config.env_kwargs_with_limit())
+    tuning = goals(**{**config.env_kwargs_with_limit(), "split": "test"})
+    assert len(report) >= 96 and len(tuning) >= 96  # room for the wider evaluation; the tuning runs' 104
+    assert not report & training and not report & tuning and not tuning & training

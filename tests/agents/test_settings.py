@@ -125,5 +125,7 @@ def test_sft_env_kwargs_and_env_id_are_checked_before_the_model_loads(monkeypatc
     monkeypatch.setattr(agents.sft.agent, "TransformersPolicy", None)  # calling it would raise TypeError
     with pytest.raises(ValueError, match=r"SFTConfig\.env_kwargs has 'page_size', which WebShop-v0 does not take"):
         SFTAgent("tiny-random-qwen3", "WebShop-v0", SFTConfig(env_kwargs={"page_size": 3}))
+    with pytest.raises(ValueError, match=r"SFTConfig\.eval_env_kwargs has 'splt', which WebShop-v0 does not take"):
+        SFTAgent("tiny-random-qwen3", "WebShop-v0", SFTConfig(eval_env_kwargs={"splt": "eval"}))
     with pytest.raises(ValueError, match="env id 'WebShop-v9' is not registered"):
         SFTAgent("tiny-random-qwen3", "WebShop-v9", SFTConfig())

@@ -29,6 +29,7 @@ def test_parse_fills_the_typed_arguments():
     assert isinstance(args, EvalArgs) and (args.run, args.episodes) == ("runs/x", 4)
     quick = parse(["quickstart"])
     assert isinstance(quick, QuickstartArgs) and quick.preset == "webshop" and not quick.resume
+    assert quick.eval_episodes is None and parse(["quickstart", "--eval-episodes", "128"]).eval_episodes == 128
     with pytest.raises(SystemExit):
         parse(["quickstart", "--preset", "chess"])
     sft = parse(["sft", "--env", "ALFWorld-v0", "--config.expert-episodes", "5", "--config.invalid-action-rate", "0.2"])

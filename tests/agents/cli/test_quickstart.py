@@ -21,6 +21,18 @@ def test_every_presets_stages_share_prompt_and_env_settings(name):
         assert preset.sft.prompt_settings() == {field: getattr(preset.rl, field) for field in PROMPT_FIELDS}
         assert preset.sft.env_kwargs == preset.rl.env_kwargs and preset.sft.max_turns == preset.rl.max_turns
         assert preset.sft.eval_episodes == preset.rl.eval_episodes >= 32
+        assert preset.sft.evaluation_env_kwargs(preset.env) == preset.rl.evaluation_env_kwargs(preset.env)
+
+
+def test_the_wider_evaluation_changes_every_evaluation_and_nothing_else():
+    preset = PRESETS["webshop"]
+    wider = preset.with_eval_episodes(128)
+    assert wider.sft is not None and preset.sft is not None
+    assert wider.rl.eval_episodes == wider.sft.eval_episodes == 128
+    assert dataclasses.replace(wider.rl, eval_episodes=32) == preset.rl
+    assert dataclasses.replace(wider.sft, eval_episodes=32) == preset.sft
+    with pytest.raises(ValueError, match=r"GRPOConfig\.eval_episodes must be an integer >= 1, got 0"):
+        preset.with_eval_episodes(0)
 
 
 def test_a_preset_whose_stages_prompt_differently_is_refused():
@@ -77,7 +89,7 @@ def test_a_scaled_down_webshop_preset_warm_starts_then_trains(tmp_path, tiny_mod
 def test_the_first_lines_say_what_will_happen_and_how_long() -> None:
     text = describe(PRESETS["webshop"])
     assert text.splitlines()[0] == "Quick start: smollm2-135m on WebShop-v0, GRPO after an expert warm start."
-    assert "8 steps of 4 goals x 4 rollouts" in text and "32 held-out goals" in text
+    assert "8 steps of 4 goals x 4 rollouts" in text and "32 held-out goals (eval split)" in text
     assert "about 7.5 min on 2 idle CPU cores" in text and "runs/quickstart-webshop/" in text
     assert "1/1 RL" in describe(PRESETS["searchqa"])
 
