@@ -109,6 +109,9 @@ class GRPOConfig(LoraSettings, OptimSettings, PromptSettings, EnvSettings, RunSe
     collection and plays a shard of the groups (0: collect in this process; at most num_groups)."""
     invalid_action_penalty: float = 0.1
     """Subtracted from a turn's reward when its action is invalid."""
+    success_bonus: NonNegative = 0.0
+    """Added to the training reward of the turn that wins an episode (``info["won"]``): tells a
+    win from a near miss where the env scores partial matches (evaluation figures stay the env's)."""
     # -- credit ------------------------------------------------------------------------
     credit: Annotated[str, NON_EMPTY] = DEFAULT_CREDIT
     """Credit rule: a name registered in ``agents.algorithms.CREDIT_RULES``."""

@@ -151,6 +151,9 @@ class Collector:
         group_size: Rollouts per task.
         prompt_builder: Builds each turn's prompt (default: ``PromptBuilder()``).
         invalid_action_penalty: Subtracted from the reward of each invalid turn.
+        success_bonus: Added to the reward of the turn that wins an episode (``info["won"]``),
+            so the training reward tells a win from a near miss (WebShop scores a product
+            bought without its option ~0.8, a win 1.0). Trajectories' ``score`` stays the env's.
         env_kwargs: Passed to every env, with ``privileged=True`` where the env takes it and
             they do not say (:func:`~agentenvs.core.registration.with_privileged`): the
             recorded turns carry ``info["privileged"]`` for credit rules and the viewer; the
@@ -172,6 +175,7 @@ class Collector:
         group_size: int,
         prompt_builder: PromptBuilder | None = None,
         invalid_action_penalty: float = 0.0,
+        success_bonus: float = 0.0,
         env_kwargs: dict[str, Any] | None = None,
         vectorization_mode: Literal["sync", "async", "ray"] = "sync",
         progress: bool = False,
@@ -199,6 +203,7 @@ class Collector:
         # A later turn of a conversation: the observation, actions and format line, no preamble or history.
         self.turn_builder = dataclasses.replace(self.prompt_builder, preamble="", history_length=0)
         self.invalid_action_penalty = float(invalid_action_penalty)
+        self.success_bonus = float(success_bonus)
         self.progress = progress
         self.description = description or f"collect {env_id}"
         vector = self.groups.env  # the Sync/AsyncVectorEnv under the group wrapper
@@ -320,7 +325,9 @@ class Collector:
                         trajectory_index=i,
                         turn_index=turn_index,
                         group_id=int(self.groups.group_ids[i]),
-                        reward=env_reward - (0.0 if valid else self.invalid_action_penalty),
+                        reward=env_reward
+                        - (0.0 if valid else self.invalid_action_penalty)
+                        + (self.success_bonus if member.get("won", False) else 0.0),
                         valid=valid,
                         trunk_hiddens=generation.trunk_hiddens,
                     )
@@ -357,7 +364,9 @@ class Collector:
                         "truncated": not bool(infos[i].get("won", False)) and len(turns[i]) >= self.max_turns,
                         **({WORKER_ERROR_KEY: infos[i][WORKER_ERROR_KEY]} if WORKER_ERROR_KEY in infos[i] else {}),
                     },
-                    reward=score - self.invalid_action_penalty * invalid,
+                    reward=score
+                    - self.invalid_action_penalty * invalid
+                    + (self.success_bonus if infos[i].get("won", False) else 0.0),
                     initial_privileged=initial_privileged[i],
                 )
             )

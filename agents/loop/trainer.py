@@ -115,6 +115,7 @@ class Trainer:
         collector_options: dict[str, Any] = {
             "prompt_builder": self.prompt_builder,
             "invalid_action_penalty": config.invalid_action_penalty,
+            "success_bonus": config.success_bonus,
             "env_kwargs": env_kwargs,
             "progress": config.progress,
             "rollout_mode": config.rollout_mode,

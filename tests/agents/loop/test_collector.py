@@ -139,6 +139,36 @@ def test_an_expert_wins_every_episode_of_every_group(env_id, request):
         assert all(type(value) in (int, float, bool, str, list, dict) for value in info["reward_parts"].values())
 
 
+class HalfOraclePolicy(OraclePolicy):
+    """The expert in even-numbered envs, nonsense in odd ones."""
+
+    def generate(self, prompts, *, greedy=False, stop=()):
+        running = [(i, env) for i, env in enumerate(self.envs) if not env._done]
+        return [
+            generation(prompt, self.expert(env) if i % 2 == 0 else "blah")
+            for prompt, (i, env) in zip(prompts, running, strict=True)
+        ]
+
+
+def test_a_success_bonus_rewards_the_winning_turn_and_leaves_scores_alone():
+    collector = Collector(
+        None, "SearchQA-v0", num_groups=1, group_size=2, success_bonus=0.5, env_kwargs={"max_turns": 4}
+    )
+    collector.policy = HalfOraclePolicy(collector)
+    try:
+        batch, stats = collector.collect(list(collector.task_ids[:1]), seed=0)
+    finally:
+        collector.close()
+    winner, loser = batch.trajectories
+    assert winner.success and not loser.success and stats.success_rate == 0.5
+    assert winner.score == pytest.approx(sum(turn.reward for turn in winner.turns))  # the env's own score
+    assert winner.reward == pytest.approx(winner.score + 0.5) and loser.reward == pytest.approx(loser.score)
+    rows = batch.turn_rewards.tolist()
+    env_rewards = [turn.reward for turn in winner.turns] + [turn.reward for turn in loser.turns]
+    bonus = [0.0] * (len(winner.turns) - 1) + [0.5] + [0.0] * len(loser.turns)
+    assert rows == pytest.approx([r + b for r, b in zip(env_rewards, bonus, strict=True)])
+
+
 def test_conversation_mode_rows_are_turns_of_one_growing_chat(tiny_policy):
     collector = Collector(
         tiny_policy,
