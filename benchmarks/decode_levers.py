@@ -19,29 +19,18 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import platform
 import time
 from typing import Any
 
 import torch
 
+from agentenvs.testing.machine import cpu_model
 from agents.agent import build_policy
 from agents.cli.quickstart import PRESETS
 from agents.loop.collector import Collector
 from agents.loop.evaluation import held_out_tasks
 from agents.policy.decoding import DynamicDecoder
 from agents.policy.speculation import PromptLookup
-
-
-def cpu_model() -> str:
-    try:
-        with open("/proc/cpuinfo") as f:
-            for line in f:
-                if line.startswith("model name"):
-                    return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or "unknown CPU"
 
 
 def run(policy: Any, collector: Collector, tasks: list[str], *, greedy: bool, lookup: int, seed: int) -> dict[str, Any]:
