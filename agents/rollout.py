@@ -29,6 +29,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
+from typing import Any
 
 import torch
 
@@ -52,6 +53,8 @@ class RolloutRow:
         valid: Whether the env accepted the action.
         trunk_hiddens: ``[P + R - 1, D]`` kept trunk states of the prompt and response tokens
             (the last response token's excepted), or None.
+        snapshot: The env's state before this turn (``env.unwrapped.snapshot()``, opaque), or None
+            (the collector records it when asked: rules that play on from turn states use it).
     """
 
     prompt: str
@@ -65,6 +68,7 @@ class RolloutRow:
     reward: float
     valid: bool
     trunk_hiddens: torch.Tensor | None = None
+    snapshot: Any = None
 
 
 @dataclass
@@ -93,6 +97,8 @@ class RolloutBatch:
         groups: The :class:`TrajectoryGroup` objects (text, infos, env metadata).
         ref_logprobs: ``[B, T]`` reference-model log-probs (filled when the KL term is on).
         trunk_hiddens: Per row, its :attr:`RolloutRow.trunk_hiddens` (None unless every row has them).
+        snapshots: Per row, the env state before its turn (:attr:`RolloutRow.snapshot`; None unless
+            every row has one).
     """
 
     prompts: list[str]
@@ -113,6 +119,7 @@ class RolloutBatch:
     groups: list[TrajectoryGroup] = field(default_factory=list)
     ref_logprobs: torch.Tensor | None = None
     trunk_hiddens: list[torch.Tensor] | None = None
+    snapshots: list[Any] | None = None
 
     def __len__(self) -> int:
         return len(self.prompts)
@@ -156,6 +163,7 @@ class RolloutBatch:
             turn_valid=self.turn_valid[index],
             ref_logprobs=None if self.ref_logprobs is None else self.ref_logprobs[index],
             trunk_hiddens=None if self.trunk_hiddens is None else [self.trunk_hiddens[i] for i in take],
+            snapshots=None if self.snapshots is None else [self.snapshots[i] for i in take],
         )
 
     def row_tokens(self, row: int) -> tuple[list[int], list[int]]:
@@ -271,6 +279,7 @@ class RolloutBatch:
             groups += max(len(part.groups), int(part.trajectory_group_ids.max()) + 1 if part.num_trajectories else 0)
         with_reference = all(part.ref_logprobs is not None for part in parts)
         with_trunk = all(part.trunk_hiddens is not None for part in parts)
+        with_snapshots = all(part.snapshots is not None for part in parts)
         return cls(
             prompts=[prompt for part in parts for prompt in part.prompts],
             prompt_ids=torch.cat([left(part.prompt_ids, pad_token_id) for part in parts]),
@@ -298,6 +307,7 @@ class RolloutBatch:
                 else None
             ),
             trunk_hiddens=[h for p in parts for h in (p.trunk_hiddens or [])] if with_trunk else None,
+            snapshots=[s for p in parts for s in (p.snapshots or [])] if with_snapshots else None,
         )
 
     @classmethod
@@ -356,6 +366,7 @@ class RolloutBatch:
                 if rows and all(r.trunk_hiddens is not None for r in rows)
                 else None
             ),
+            snapshots=[r.snapshot for r in rows] if rows and all(r.snapshot is not None for r in rows) else None,
         )
 
 

@@ -53,6 +53,8 @@ class GroupVectorEnv(VectorWrapper):
         num_groups: Number of groups.
         group_size: Members per group (G).
         group_ids: Group index of each sub-env, shape ``(num_groups * group_size,)``.
+        last_group_seeds: The seed each group was reset with by the last successful reset (None
+            before one): a member's episode replays from ``reset(seed=..., options={"task_id": ...})``.
     """
 
     env: SyncVectorEnv | AsyncVectorEnv | RayVectorEnv
@@ -71,6 +73,7 @@ class GroupVectorEnv(VectorWrapper):
         self.group_size = group_size
         self.group_ids = np.repeat(np.arange(num_groups), group_size)
         self._rng = np.random.default_rng(seed)
+        self.last_group_seeds: list[int] | None = None
 
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[Any, dict[str, Any]]:
         """Resets all sub-envs; each group gets one seed and one task.
@@ -115,6 +118,7 @@ class GroupVectorEnv(VectorWrapper):
                 self.env.set_attr("next_task_id", None)
             raise
         self._rng = rng
+        self.last_group_seeds = [int(s) for s in group_seeds]
         return result
 
     @property

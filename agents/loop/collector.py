@@ -164,6 +164,10 @@ class Collector:
         description: The bar's label (default ``"collect <env_id>"``; evaluations say ``"evaluate"``).
         rollout_mode: ``"per_turn"`` or ``"conversation"`` (see the module docstring; the
             policy then needs ``conversations()``).
+        record_snapshots: Record every turn's env state before it acts (``env.unwrapped.snapshot()``,
+            through the vector env's ``call``) in :attr:`RolloutRow.snapshot`, for credit rules that
+            play on from turn states (``credit="vine"``). Every trajectory's ``metadata["seed"]``
+            (its reset seed) is recorded either way, so its states can also be replayed from reset.
     """
 
     def __init__(
@@ -182,10 +186,12 @@ class Collector:
         rollout_mode: str = "per_turn",
         num_workers: int | None = None,
         description: str | None = None,
+        record_snapshots: bool = False,
     ) -> None:
         if rollout_mode not in ROLLOUT_MODES:
             raise ValueError(f"rollout_mode must be one of {ROLLOUT_MODES}, got {rollout_mode!r}")
         self.rollout_mode = rollout_mode
+        self.record_snapshots = bool(record_snapshots)
         self.policy = policy
         self.env_id = env_id
         self.groups = make_group_vec(
@@ -290,6 +296,7 @@ class Collector:
             actions = [""] * count
             for i, generation in zip(running, generations, strict=True):
                 actions[i] = generation.text
+            snapshots = self.groups.env.call("snapshot") if self.record_snapshots else (None,) * count
             next_observations, rewards, terminated, truncated, step_infos = self.envs.step(actions)
             for i, generation in zip(running, generations, strict=True):
                 member = _json_info(step_infos[i])
@@ -330,6 +337,7 @@ class Collector:
                         + (self.success_bonus if member.get("won", False) else 0.0),
                         valid=valid,
                         trunk_hiddens=generation.trunk_hiddens,
+                        snapshot=snapshots[i],
                     )
                 )
                 history[i].append((observations[i], history_action(generation.text, member)))
@@ -345,6 +353,8 @@ class Collector:
         bar.close()
 
         trajectories = []
+        known = self.groups.last_group_seeds
+        reset_seeds: list[int | None] = [None] * self.num_groups if known is None else list(known)
         for i in range(count):
             score = float(sum(turn.reward for turn in turns[i]))
             invalid = sum(not turn.valid for turn in turns[i])
@@ -360,6 +370,7 @@ class Collector:
                     final_observation=observations[i],
                     metadata={
                         "env_id": self.env_id,
+                        "seed": reset_seeds[int(self.groups.group_ids[i])],
                         "invalid_turns": invalid,
                         "truncated": not bool(infos[i].get("won", False)) and len(turns[i]) >= self.max_turns,
                         **({WORKER_ERROR_KEY: infos[i][WORKER_ERROR_KEY]} if WORKER_ERROR_KEY in infos[i] else {}),
