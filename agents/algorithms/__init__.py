@@ -6,6 +6,7 @@
 - :mod:`~agents.algorithms.gigpo`: episode- plus step-level (anchor-state) group advantages (``"gigpo"``);
 - :mod:`~agents.algorithms.orsd`: rubric-based token shaping (``"orsd"``);
 - :mod:`~agents.algorithms.taspo`: action-level credit redistribution (``"taspo"``);
+- :mod:`~agents.algorithms.vine`: Monte Carlo step values from policy continuations (``"vine"``, VinePPO);
 - :mod:`~agents.algorithms.privileged`: what ORSD and TASPO share (the PI log-prob shift, options);
 - :mod:`~agents.algorithms.loss`: the clipped policy loss.
 
@@ -31,6 +32,7 @@ from agents.algorithms.loss import aggregate_loss, clipped_surrogate, k3_kl, pol
 from agents.algorithms.orsd import ORSDCredit, ORSDOptions
 from agents.algorithms.rloo import RLOOCredit, rloo_advantages
 from agents.algorithms.taspo import TASPOCredit, TASPOOptions
+from agents.algorithms.vine import VineCredit, VineOptions, vine_token_advantages
 
 __all__ = [
     "CREDIT_RULES",
@@ -47,6 +49,8 @@ __all__ = [
     "RLOOCredit",
     "TASPOCredit",
     "TASPOOptions",
+    "VineCredit",
+    "VineOptions",
     "aggregate_loss",
     "broadcast_to_tokens",
     "clipped_surrogate",
@@ -58,4 +62,5 @@ __all__ = [
     "policy_loss",
     "register_credit_rule",
     "rloo_advantages",
+    "vine_token_advantages",
 ]

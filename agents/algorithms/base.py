@@ -13,7 +13,10 @@ groups) to ``[B, T]`` advantages, 0 on padding. The maths should live in pure
 tensor functions next to it (each with a hand-computed unit test); ``compute``
 only gathers their inputs. Rules that need the model — e.g. to re-score the
 same response tokens with privileged text in the prompt — call
-``context.score(prompts, responses, contexts)`` (the policy travels in the context).
+``context.score(prompts, responses, contexts)`` (the policy travels in the context); rules
+that play the policy on from the turns' states (``credit="vine"``) set ``needs_continuations``
+and call ``context.require_continuations()`` (the trainer then records the states and hands a
+:class:`~agents.reference.continuations.ContinuationRunner` in the context).
 A rule returns a :class:`CreditResult`: the advantages, its statistics and readable
 examples, so nothing is left on the rule between steps.
 
@@ -43,6 +46,7 @@ from typing import Any, ClassVar, Protocol, TypeVar
 import torch
 
 from agents.policy.protocol import Policy
+from agents.reference.values import ReturnPlayer
 from agents.rollout import RolloutBatch
 
 T = TypeVar("T")
@@ -92,12 +96,25 @@ class CreditContext:
             re-score responses, write rubrics or judge with the reference model call it. None
             where no model is at hand (unit tests of rules that need none).
         generator: A seeded torch generator for rules that sample.
+        continuations: Plays the current policy on from turn starts (a
+            :class:`~agents.reference.continuations.ContinuationRunner`), for rules with
+            ``needs_continuations``; None elsewhere.
     """
 
     config: CreditConfig
     step: int = 0
     policy: Policy | None = None
     generator: torch.Generator | None = None
+    continuations: ReturnPlayer | None = None
+
+    def require_continuations(self) -> ReturnPlayer:
+        """The continuation player, or a ``RuntimeError`` saying this rule needs one."""
+        if self.continuations is None:
+            raise RuntimeError(
+                "this credit rule plays the policy on from turn states and the CreditContext has no "
+                "continuations (the Trainer makes them for rules with needs_continuations)"
+            )
+        return self.continuations
 
     def require_policy(self) -> Policy:
         """The policy, or a ``RuntimeError`` saying this rule needs one."""
@@ -163,6 +180,9 @@ class CreditRule(abc.ABC):
     name: ClassVar[str] = ""
     options_type: ClassVar[type] = NoOptions
     """The rule's options class (a dataclass; each field one option of ``credit_options``)."""
+    needs_continuations: ClassVar[bool] = False
+    """Whether :meth:`compute` plays the policy on from the turns' states
+    (``context.continuations``); the trainer then makes the player and records the states."""
 
     def __init__(self, config: CreditConfig | None = None) -> None:
         self.config = config
@@ -173,6 +193,12 @@ class CreditRule(abc.ABC):
         """Whether :meth:`compute` reuses the rollout's prompt KV; the trainer then has the policy
         keep it during training collection. False here; ORSD and TASPO return their
         ``reuse_prompt_cache`` option."""
+        return False
+
+    def wants_snapshots(self, available: bool) -> bool:
+        """Whether the collector should record env snapshots per turn, given whether the env has
+        them (``available``); False here. A rule with ``needs_continuations`` replays its turn
+        states from reset where this is False."""
         return False
 
     @property

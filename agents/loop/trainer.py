@@ -40,6 +40,8 @@ from agents.distributed.workers import RolloutWorkers
 from agents.loop.collector import Collector, TrainingCollector
 from agents.loop.evaluation import evaluate_policy
 from agents.policy.protocol import Policy
+from agents.reference.continuations import ContinuationRunner
+from agents.reference.starts import env_has_snapshots
 from agents.rollout import RolloutBatch
 from agents.runs.checkpoint import (
     Checkpoint,
@@ -120,6 +122,22 @@ class Trainer:
             "progress": config.progress,
             "rollout_mode": config.rollout_mode,
         }
+        self.continuations: ContinuationRunner | None = None
+        if self.credit_rule.needs_continuations:
+            if config.rollout_mode != "per_turn":
+                raise ValueError(
+                    f"credit={config.credit!r} plays the policy on from turn states with per-turn prompts; "
+                    f"GRPOConfig.rollout_mode must be 'per_turn', got {config.rollout_mode!r}"
+                )
+            collector_options["record_snapshots"] = self.credit_rule.wants_snapshots(env_has_snapshots(env_id))
+            self.continuations = ContinuationRunner(
+                policy,
+                env_id,
+                env_kwargs=env_kwargs,
+                prompt_builder=self.prompt_builder,
+                invalid_action_penalty=config.invalid_action_penalty,
+                width=config.num_groups * config.group_size,
+            )
         self.collector: TrainingCollector
         if config.rollout_workers:
             if policy_factory is None:
@@ -243,7 +261,7 @@ class Trainer:
         collected = time.perf_counter()
         if config.beta > 0:
             batch.ref_logprobs = self._reference_logprobs(batch)
-        context = CreditContext(config=config, step=self.step, policy=self.policy)
+        context = CreditContext(config=config, step=self.step, policy=self.policy, continuations=self.continuations)
         try:
             credit = self.credit_rule.compute(batch, context)
         finally:
@@ -504,6 +522,8 @@ class Trainer:
         """Closes envs and the TensorBoard writer; releases the run folder's lock."""
         self._lock.release()
         self.collector.close()
+        if self.continuations is not None:
+            self.continuations.close()
         if self._eval_collector is not None:
             self._eval_collector.close()
         if self._writer is not None:

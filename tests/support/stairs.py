@@ -167,6 +167,32 @@ class RulePolicy:
         return out
 
 
+SCRIPT = [["up", "wait", "hop"], ["up", "up", "up"]]
+"""Member A climbs twice and wins; B waits then climbs (truncated, 0); C writes an invalid 'hop'
+then climbs (penalised 0.5, truncated)."""
+
+
+def collect_stairs(*, record_snapshots: bool, env_id: str | None = None) -> Any:
+    """One group of three playing :data:`SCRIPT` on ``stairs-2`` (max 2 turns), invalid-action
+    penalty 0.5: rows A0, A1, B0, B1, C0, C1."""
+    from agents.loop.collector import Collector
+
+    env_id = env_id or register_stairs()
+    collector = Collector(
+        ScriptedPolicy(SCRIPT),
+        env_id,
+        num_groups=1,
+        group_size=3,
+        invalid_action_penalty=0.5,
+        record_snapshots=record_snapshots,
+    )
+    try:
+        batch, _ = collector.collect(["stairs-2"], seed=7)
+    finally:
+        collector.close()
+    return batch
+
+
 def alternate_at_start(turn: int, step: int, n: int) -> str:
     """``up`` and ``wait`` in turn from the first state (turn 0), ``up`` everywhere else."""
     return ("up", "wait")[n % 2] if turn == 0 else "up"

@@ -1,4 +1,4 @@
-"""End to end: GiGPO, RLOO and the env-PI option of ORSD and TASPO train the tiny model with ``learn()``.
+"""End to end: GiGPO, RLOO, vine and the env-PI option of ORSD and TASPO train the tiny model with ``learn()``.
 
 The env-PI runs also watch the policy: the env's privileged text must reach the rules' scoring
 pass and never a prompt the policy generates from (rollouts and evaluation).
@@ -25,13 +25,29 @@ class PrivilegedLetterHunt(LetterHuntEnv):
         return {"goal_attributes": [f"secret letter {getattr(self, '_letter', '?')}"]}
 
 
-def register():
-    if ENV_ID not in gym.registry:
-        gym.register(id=ENV_ID, entry_point=PrivilegedLetterHunt, disable_env_checker=False)
-    return ENV_ID
+class SnapshotLetterHunt(PrivilegedLetterHunt):
+    """PrivilegedLetterHunt with ``snapshot()``/``restore()`` (its whole state is the TextEnv's and the letter)."""
+
+    restores = 0
+
+    def snapshot(self):
+        return (self._task_id, self._letter, self._turn, self._done, self._terminated, self._truncated, self._won,
+                self._last_observation)  # fmt: skip
+
+    def restore(self, snapshot):
+        type(self).restores += 1
+        (self._task_id, self._letter, self._turn, self._done, self._terminated, self._truncated, self._won,
+         self._last_observation) = snapshot  # fmt: skip
+        return self._last_observation, self._info(action_valid=True, projection=None, extra={})
 
 
-def train(tmp_path, tiny_model_path, credit, *, watch=False, **fields):
+def register(env_id=ENV_ID, entry_point=PrivilegedLetterHunt):
+    if env_id not in gym.registry:
+        gym.register(id=env_id, entry_point=entry_point, disable_env_checker=False)
+    return env_id
+
+
+def train(tmp_path, tiny_model_path, credit, *, watch=False, env_id=None, **fields):
     config = GRPOConfig(
         credit=credit,
         num_groups=2,
@@ -48,7 +64,7 @@ def train(tmp_path, tiny_model_path, credit, *, watch=False, **fields):
         seed=1,
         **fields,
     )
-    agent = GRPOAgent(model=str(tiny_model_path), env=register(), config=config)
+    agent = GRPOAgent(model=str(tiny_model_path), env=env_id or register(), config=config)
     generated, scored = [], []
     if watch:
         generate, score = agent.policy.generate, agent.policy.score
@@ -102,3 +118,20 @@ def test_env_pi_reaches_the_scoring_pass_and_never_a_generation_prompt(tmp_path,
     # the second turn's "Nothing happens." observation.
     assert any("Nothing happens" not in prompt for prompt in with_pi)
     assert all(record[f"{credit}/env_pi_rows"] > 0 for record in trained)
+
+
+@pytest.mark.parametrize("states", ["replay", "snapshot"])
+def test_vine_learns_from_continuations_of_the_policy(tmp_path, tiny_model_path, states):
+    env_id = register("SnapshotLetterHunt-v0", SnapshotLetterHunt) if states == "snapshot" else register()
+    SnapshotLetterHunt.restores = 0
+    options = {"continuations": 2, "states": states}
+    trained, changed, generated, _ = train(tmp_path, tiny_model_path, "vine", watch=True, env_id=env_id,
+                                           credit_options=options)  # fmt: skip
+    assert changed and len(trained) == 2
+    for record in trained:
+        # 2 groups: their 2 first states and up to 8 second ones, 2 continuations each
+        assert 2 <= record["vine/states"] <= 10 and record["vine/plays"] == 2 * record["vine/states"]
+        assert record["vine/estimated_turn_fraction"] == 1.0
+    assert any(record["vine/step_advantage_abs_mean"] > 0 for record in trained)
+    assert (SnapshotLetterHunt.restores > 0) == (states == "snapshot")
+    assert not any("secret letter" in prompt for prompt in generated)  # continuations see no PI either

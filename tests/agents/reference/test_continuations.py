@@ -11,8 +11,7 @@ from agents.reference.continuations import ContinuationRunner
 from agents.reference.expert import ExpertPlayer
 from agents.reference.starts import env_has_snapshots, put_at, turn_starts
 from agents.reference.values import step_values
-from tests.agents.reference.conftest import collect_stairs
-from tests.support.stairs import ENV_ID, RulePolicy, StairsEnv, alternate_at_start
+from tests.support.stairs import ENV_ID, RulePolicy, StairsEnv, alternate_at_start, collect_stairs
 
 
 def runner(policy, *, width=16, env_id=ENV_ID):
