@@ -42,6 +42,19 @@ def test_trunk_states_travel_with_their_rows():
     assert _batch(mixed).trunk_hiddens is None  # all rows or none
 
 
+def test_env_snapshots_travel_with_their_rows():
+    rows = _rows(trunk=False)
+    for row, state in zip(rows, ("s-a", "s-b", "s-c"), strict=True):
+        row.snapshot = state
+    batch = _batch(rows)
+    assert batch.snapshots == ["s-a", "s-b", "s-c"] and batch.select([2, 0]).snapshots == ["s-c", "s-a"]
+    both = RolloutBatch.concatenate([batch, batch.select([1])], pad_token_id=0)
+    assert both.snapshots == ["s-a", "s-b", "s-c", "s-b"]
+    assert RolloutBatch.concatenate([batch, _batch(_rows(trunk=False))], pad_token_id=0).snapshots is None
+    rows[0].snapshot = None
+    assert _batch(rows).snapshots is None  # all rows or none
+
+
 def test_rows_by_trajectory_and_from_groups():
     from agentenvs.core.trajectory import Trajectory, TrajectoryGroup
 

@@ -28,7 +28,7 @@ def test_broadcast_gives_each_token_its_trajectory_advantage():
 
 
 def test_registry_names_rules_and_refuses_a_second_class_under_a_taken_name():
-    assert {"grpo", "rloo", "gigpo", "orsd", "taspo"} <= set(CREDIT_RULES)
+    assert {"grpo", "rloo", "gigpo", "vine", "orsd", "taspo"} <= set(CREDIT_RULES)
     with pytest.raises(ValueError, match="credit='nope' is not a registered credit rule"):
         make_credit_rule("nope")
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 import torch
 
@@ -113,3 +115,37 @@ def test_snapshots_where_asked_or_available():
 def test_options_are_checked_when_the_config_is_built(options, message):
     with pytest.raises(ValueError, match=message):
         config(**options)
+
+
+class StubPolicy:
+    """What the Trainer's constructor touches of a policy (no model)."""
+
+    pad_token_id = 0
+
+    def __init__(self):
+        self.weight = torch.nn.Parameter(torch.zeros(1))
+
+    def trainable_parameters(self):
+        return [self.weight]
+
+
+@pytest.mark.parametrize(("env_id", "recorded"), [(ENV_ID, True), ("StairsNoSnapshots-v0", False)])
+def test_the_trainer_records_snapshots_where_the_env_has_them_and_gives_continuations(tmp_path, env_id, recorded):
+    from agents.loop.trainer import Trainer
+
+    register_stairs()
+    trainer = Trainer(StubPolicy(), env_id, dataclasses.replace(config(continuations=2), output_dir=str(tmp_path)))
+    try:
+        assert trainer.collector.record_snapshots is recorded
+        assert isinstance(trainer.continuations, ContinuationRunner) and trainer.continuations.width == 16
+    finally:
+        trainer.close()
+
+
+def test_the_trainer_refuses_vine_in_conversation_mode(tmp_path):
+    from agents.loop.trainer import Trainer
+
+    register_stairs()
+    settings = dataclasses.replace(config(), output_dir=str(tmp_path), rollout_mode="conversation", decode="dynamic")
+    with pytest.raises(ValueError, match="rollout_mode must be 'per_turn'"):
+        Trainer(StubPolicy(), ENV_ID, settings)
