@@ -66,3 +66,24 @@ def test_env_kwargs_reach_every_member():
     _, _, terminated, truncated, _ = envs.step(["<search>a</search>"] * 2)
     assert np.all(truncated) and not np.any(terminated)
     envs.close()
+
+
+def test_last_group_seeds_are_the_seeds_each_group_was_reset_with():
+    from agentenvs.core.groups import draw_group_seeds
+
+    envs = make_group_vec("SearchQA-v0", num_groups=2, group_size=2)
+    assert envs.last_group_seeds is None
+    envs.reset(seed=5)
+    assert envs.last_group_seeds == draw_group_seeds(np.random.default_rng(5), 2)
+    envs.reset(options={"group_seeds": [11, 12]})
+    assert envs.last_group_seeds == [11, 12]
+    with pytest.raises(ValueError, match="unknown task id"):
+        envs.reset(options={"task_ids": ["nope", "nope"], "group_seeds": [1, 2]})
+    assert envs.last_group_seeds == [11, 12]  # a failed reset changes nothing
+    # A member replays its episode from reset(seed, task_id) alone.
+    observations, infos = envs.reset(seed=3)
+    single = gym.make("SearchQA-v0")
+    again, _ = single.reset(seed=envs.last_group_seeds[1], options={"task_id": infos["task_id"][2]})
+    assert again == observations[2]
+    single.close()
+    envs.close()
