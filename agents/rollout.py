@@ -27,13 +27,30 @@ Example:
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
 import torch
 
 from agentenvs.core.trajectory import Trajectory, TrajectoryGroup
+
+
+def turn_reward(
+    env_reward: float, info: Mapping[str, Any], *, invalid_action_penalty: float = 0.0, success_bonus: float = 0.0
+) -> float:
+    """A turn's training reward: the env's, minus ``invalid_action_penalty`` when the action was
+    invalid (``info["action_valid"]`` false), plus ``success_bonus`` when the episode is won
+    (``info["won"]``). What the collector records as :attr:`RolloutRow.reward` and what plays
+    from turn states (:mod:`agents.reference`) sum.
+
+    >>> turn_reward(1.0, {"action_valid": True, "won": True}, invalid_action_penalty=0.5, success_bonus=0.25)
+    1.25
+    >>> turn_reward(0.0, {"action_valid": False, "won": False}, invalid_action_penalty=0.5)
+    -0.5
+    """
+    penalty = 0.0 if info.get("action_valid", False) else float(invalid_action_penalty)
+    return float(env_reward) - penalty + (float(success_bonus) if info.get("won", False) else 0.0)
 
 
 @dataclass

@@ -45,7 +45,7 @@ from agentenvs.core.ray_vector import WORKER_ERROR_KEY
 from agentenvs.core.registration import with_privileged
 from agentenvs.core.trajectory import ActionSpan, Trajectory, TrajectoryGroup, Turn, to_json_value
 from agents.policy.protocol import Policy
-from agents.rollout import RolloutBatch, RolloutRow
+from agents.rollout import RolloutBatch, RolloutRow, turn_reward
 
 ROLLOUT_MODES: tuple[str, ...] = ("per_turn", "conversation")
 
@@ -332,9 +332,12 @@ class Collector:
                         trajectory_index=i,
                         turn_index=turn_index,
                         group_id=int(self.groups.group_ids[i]),
-                        reward=env_reward
-                        - (0.0 if valid else self.invalid_action_penalty)
-                        + (self.success_bonus if member.get("won", False) else 0.0),
+                        reward=turn_reward(
+                            env_reward,
+                            member,
+                            invalid_action_penalty=self.invalid_action_penalty,
+                            success_bonus=self.success_bonus,
+                        ),
                         valid=valid,
                         trunk_hiddens=generation.trunk_hiddens,
                         snapshot=snapshots[i],

@@ -136,6 +136,7 @@ class Trainer:
                 env_kwargs=env_kwargs,
                 prompt_builder=self.prompt_builder,
                 invalid_action_penalty=config.invalid_action_penalty,
+                success_bonus=config.success_bonus,
                 width=config.num_groups * config.group_size,
             )
         self.collector: TrainingCollector

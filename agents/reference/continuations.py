@@ -5,8 +5,9 @@ then, as the collector does in ``rollout_mode="per_turn"``, builds each running 
 the task, the history the policy saw and the observation (the same :class:`~agentenvs.core.prompts.PromptBuilder`),
 samples all of them in one ``policy.generate`` call and steps, until every play has ended (the
 env's own turn limit, restored with the state, ends it). A play's return is the sum of its
-rewards, minus ``invalid_action_penalty`` per invalid turn, as the collector counts a
-trajectory's reward. Starts beyond ``width`` are played in further batches.
+turns' training rewards (:func:`~agents.rollout.turn_reward`: the env's, minus
+``invalid_action_penalty`` per invalid turn, plus ``success_bonus`` on the winning one), as the
+collector counts a trajectory's reward. Starts beyond ``width`` are played in further batches.
 
 Example:
     >>> runner = ContinuationRunner(policy, "SearchQA-v0", width=16)     # doctest: +SKIP
@@ -23,6 +24,7 @@ from agentenvs.core.checks import check_int
 from agentenvs.core.prompts import PromptBuilder, history_action
 from agentenvs.core.trajectory import to_json_value
 from agents.reference.starts import EnvPool, TurnStart, put_at
+from agents.rollout import turn_reward
 
 
 class ContinuationRunner:
@@ -34,6 +36,7 @@ class ContinuationRunner:
         env_kwargs: The collector's env keywords.
         prompt_builder: The collector's prompt builder (default ``PromptBuilder()``).
         invalid_action_penalty: Subtracted from a play's return per invalid turn.
+        success_bonus: Added to the reward of a play's winning turn (the collector's).
         width: Envs played at once (one ``generate`` call per turn over them).
         greedy: Decode greedily (default: sample, as training collection does).
     """
@@ -46,6 +49,7 @@ class ContinuationRunner:
         env_kwargs: dict[str, Any] | None = None,
         prompt_builder: PromptBuilder | None = None,
         invalid_action_penalty: float = 0.0,
+        success_bonus: float = 0.0,
         width: int = 16,
         greedy: bool = False,
     ) -> None:
@@ -53,6 +57,7 @@ class ContinuationRunner:
         self.pool = EnvPool(env_id, env_kwargs)
         self.prompt_builder = prompt_builder or PromptBuilder()
         self.invalid_action_penalty = float(invalid_action_penalty)
+        self.success_bonus = float(success_bonus)
         self.width = check_int("ContinuationRunner", "width", width, minimum=1)
         self.greedy = bool(greedy)
 
@@ -92,8 +97,12 @@ class ContinuationRunner:
             for i, generation in zip(running, generations, strict=True):
                 observation, reward, terminated, truncated, raw_info = envs[i].step(generation.text)
                 info = dict(to_json_value(raw_info))  # type: ignore[arg-type]
-                valid = bool(info.get("action_valid", False))
-                totals[i] += float(reward) - (0.0 if valid else self.invalid_action_penalty)
+                totals[i] += turn_reward(
+                    float(reward),
+                    info,
+                    invalid_action_penalty=self.invalid_action_penalty,
+                    success_bonus=self.success_bonus,
+                )
                 histories[i].append((observations[i], history_action(generation.text, info)))
                 observations[i], infos[i] = str(observation), info
                 done[i] = bool(terminated or truncated)

@@ -18,6 +18,7 @@ from typing import Any
 
 from agentenvs.core.actions import render_action
 from agents.reference.starts import EnvPool, TurnStart, put_at
+from agents.rollout import turn_reward
 
 
 class ExpertPlayer:
@@ -27,13 +28,20 @@ class ExpertPlayer:
         env_id: The batch's env id.
         env_kwargs: The collector's env keywords.
         invalid_action_penalty: Subtracted per invalid expert turn (as the collector counts).
+        success_bonus: Added to the reward of the winning turn (as the collector counts).
     """
 
     def __init__(
-        self, env_id: str, *, env_kwargs: dict[str, Any] | None = None, invalid_action_penalty: float = 0.0
+        self,
+        env_id: str,
+        *,
+        env_kwargs: dict[str, Any] | None = None,
+        invalid_action_penalty: float = 0.0,
+        success_bonus: float = 0.0,
     ) -> None:
         self.pool = EnvPool(env_id, env_kwargs)
         self.invalid_action_penalty = float(invalid_action_penalty)
+        self.success_bonus = float(success_bonus)
 
     def returns(self, starts: Sequence[TurnStart]) -> list[float]:
         """The expert's return from each start, in order."""
@@ -50,7 +58,12 @@ class ExpertPlayer:
             if action is None:
                 break
             _, reward, terminated, truncated, info = env.step(render_action(action, action_format))
-            total += float(reward) - (0.0 if info.get("action_valid", False) else self.invalid_action_penalty)
+            total += turn_reward(
+                float(reward),
+                info,
+                invalid_action_penalty=self.invalid_action_penalty,
+                success_bonus=self.success_bonus,
+            )
             if terminated or truncated:
                 break
         return total

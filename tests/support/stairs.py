@@ -172,7 +172,7 @@ SCRIPT = [["up", "wait", "hop"], ["up", "up", "up"]]
 then climbs (penalised 0.5, truncated)."""
 
 
-def collect_stairs(*, record_snapshots: bool, env_id: str | None = None) -> Any:
+def collect_stairs(*, record_snapshots: bool, env_id: str | None = None, success_bonus: float = 0.0) -> Any:
     """One group of three playing :data:`SCRIPT` on ``stairs-2`` (max 2 turns), invalid-action
     penalty 0.5: rows A0, A1, B0, B1, C0, C1."""
     from agents.loop.collector import Collector
@@ -184,6 +184,7 @@ def collect_stairs(*, record_snapshots: bool, env_id: str | None = None) -> Any:
         num_groups=1,
         group_size=3,
         invalid_action_penalty=0.5,
+        success_bonus=success_bonus,
         record_snapshots=record_snapshots,
     )
     try:

@@ -14,8 +14,8 @@ from agents.reference.values import step_values
 from tests.support.stairs import ENV_ID, RulePolicy, StairsEnv, alternate_at_start, collect_stairs
 
 
-def runner(policy, *, width=16, env_id=ENV_ID):
-    return ContinuationRunner(policy, env_id, invalid_action_penalty=0.5, width=width)
+def runner(policy, *, width=16, env_id=ENV_ID, success_bonus=0.0):
+    return ContinuationRunner(policy, env_id, invalid_action_penalty=0.5, success_bonus=success_bonus, width=width)
 
 
 def test_env_has_snapshots_reads_the_class():
@@ -81,6 +81,20 @@ def test_monte_carlo_values_by_hand_with_snapshots_replay_and_small_batches(stai
     for trajectory in stairs_batch.trajectories:
         trajectory.metadata["seed"] = None
     assert hand_values(stairs_batch).advantages.tolist() == values.advantages.tolist()
+
+
+def test_a_success_bonus_counts_in_continuations_as_in_the_batch():
+    # A's win is worth 1.25 in the batch and in every play: V(s0) = (1.25 + 0) / 2, V(A1) = 1.25.
+    batch = collect_stairs(record_snapshots=True, success_bonus=0.25)
+    assert batch.turn_rewards.tolist()[:2] == [0.0, 1.25]
+    play = runner(RulePolicy(alternate_at_start), success_bonus=0.25)
+    values = step_values(batch, play, samples=2)
+    play.close()
+    assert values.value_before.tolist()[:2] == [0.625, 1.25]
+    assert values.advantages.tolist() == [0.625, 0.0, -0.625, 0.0, -1.125, 0.0]
+    expert = ExpertPlayer(ENV_ID, invalid_action_penalty=0.5, success_bonus=0.25)
+    assert step_values(batch, expert).advantages.tolist() == [0.0, 0.0, -1.25, 0.0, -1.75, 0.0]
+    expert.close()
 
 
 def test_expert_values_by_hand(stairs_batch):
