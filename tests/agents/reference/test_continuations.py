@@ -105,3 +105,21 @@ def test_expert_values_by_hand(stairs_batch):
     assert values.value_before.tolist() == [1.0, 1.0, 1.0, 0.0, 1.0, 0.0]
     assert values.q_values.tolist() == [1.0, 1.0, 0.0, 0.0, -0.5, 0.0]
     assert values.advantages.tolist() == [0.0, 0.0, -1.0, 0.0, -1.5, 0.0]  # 0 for the expert's own 'up'
+
+
+def test_expert_values_on_searchqa_replayed_from_reset():
+    # SearchQA has no snapshots here: every state is replayed from the recorded seed. A search
+    # leaves the expert's win in reach (A^E = 0); a wrong answer ends the episode (A^E = -1).
+    from agents.loop.collector import Collector
+    from tests.support.stairs import ScriptedPolicy
+
+    policy = ScriptedPolicy([["<search>capital</search>"] * 4, ["<answer>nobody</answer>"] * 4])
+    collector = Collector(policy, "SearchQA-v0", num_groups=2, group_size=2, env_kwargs={"max_turns": 3})
+    batch, _ = collector.collect(seed=0)
+    collector.close()
+    expert = ExpertPlayer("SearchQA-v0", env_kwargs={"max_turns": 3})
+    values = step_values(batch, expert)
+    expert.close()
+    assert values.states == 4  # per group: the first state, and the one after the same search
+    assert values.value_before.tolist() == [1.0] * 8
+    assert values.advantages.tolist() == [0.0, -1.0] * 4
