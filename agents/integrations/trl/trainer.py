@@ -92,12 +92,15 @@ class CreditStep:
         advantages: ``[B, C]`` this process's advantages at the completion tokens.
         places: Per batch row, ``(completion, start, end)``: the global completion index and the
             row's tokens in it.
+        context: The :class:`~agents.algorithms.base.CreditContext` the rule ran with (its policy
+            the :class:`~agents.integrations.trl.scoring.TRLScorer` of this batch).
     """
 
     batch: RolloutBatch
     result: CreditResult
     advantages: torch.Tensor
     places: list[tuple[int, int, int]]
+    context: CreditContext
 
 
 class CreditGRPOTrainer(GRPOTrainer):
@@ -223,7 +226,7 @@ class CreditGRPOTrainer(GRPOTrainer):
         for row, (completion, start, end) in enumerate(places):
             if offset <= completion < offset + local:
                 advantages[completion - offset, start:end] = result.advantages[row, : end - start].float()
-        return CreditStep(batch, result, advantages, places)
+        return CreditStep(batch, result, advantages, places, context)
 
     def _renderers(self, index: int) -> Renderers:
         tools = self._env_tools[self._batch_environments[index]] if self.environment_factories else self.tools
