@@ -16,6 +16,7 @@ from typing import Any
 
 from agentenvs.integrations.trl import ToolEnvironment, environment_factory, task_dataset
 
+
 def tool_tokenizer(model_path: Path) -> Any:
     """The tiny Qwen3's tokenizer with TRL's Qwen3 chat template (which calls tools), left padding."""
     import trl
@@ -100,12 +101,14 @@ def credit_trainer(
     batch_size: int = 4,
     max_steps: int = 1,
     reward_funcs: Any = None,
+    plain: bool = False,
     env_kwargs: dict[str, Any] | None = None,
     **config: Any,
 ) -> Any:
-    """A ``CreditGRPOTrainer`` on one task of ``env_id`` with scripted generations (see the module docstring)."""
+    """A ``CreditGRPOTrainer`` on one task of ``env_id`` with scripted generations (see the module
+    docstring); ``plain``: TRL's own ``GRPOTrainer`` instead (``credit`` unused)."""
     os.environ.setdefault("TRL_EXPERIMENTAL_SILENCE", "1")
-    from trl import GRPOConfig
+    from trl import GRPOConfig, GRPOTrainer
 
     from agents.integrations.trl import CreditGRPOTrainer
 
@@ -113,31 +116,31 @@ def credit_trainer(
     tokenizer = tool_tokenizer(model_path)
     dataset = task_dataset(env_id, num_tasks=1, **env_kwargs)
     task_id = dataset[0]["task_id"]
-    args = GRPOConfig(
-        output_dir=str(output_dir),
-        max_steps=max_steps,
-        per_device_train_batch_size=batch_size,
-        num_generations=num_generations,
-        report_to=[],
-        use_cpu=True,
-        logging_steps=1,
-        save_strategy="no",
-        seed=0,
-        bf16=False,
-        learning_rate=1e-3,
-        max_completion_length=3072,
-        max_tool_calling_iterations=6,
-        **config,
-    )
-    trainer = CreditGRPOTrainer(
+    settings: dict[str, Any] = {
+        "output_dir": str(output_dir),
+        "max_steps": max_steps,
+        "per_device_train_batch_size": batch_size,
+        "num_generations": num_generations,
+        "report_to": [],
+        "use_cpu": True,
+        "logging_steps": 1,
+        "save_strategy": "no",
+        "seed": 0,
+        "bf16": False,
+        "learning_rate": 1e-3,
+        "max_completion_length": 3072,
+        "max_tool_calling_iterations": 6,
+    }
+    args = GRPOConfig(**{**settings, **config})
+    credit_arguments = {} if plain else {"credit": credit, "credit_options": credit_options}
+    trainer = (GRPOTrainer if plain else CreditGRPOTrainer)(
         model=str(model_path),
         args=args,
         processing_class=tokenizer,
         train_dataset=dataset,
         environment_factory=environment_factory(env_id, **env_kwargs),
         **({} if reward_funcs is None else {"reward_funcs": reward_funcs}),
-        credit=credit,
-        credit_options=credit_options,
+        **credit_arguments,
     )
     winning, losing = expert_path(env_id, task_id, **env_kwargs), losing_path(env_id, task_id, **env_kwargs)
     first_index = trainer.accelerator.process_index * batch_size
