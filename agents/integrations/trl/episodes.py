@@ -117,12 +117,18 @@ def called_actions(message: dict[str, Any], tool_name: str = TOOL_NAME) -> list[
     for call in message.get("tool_calls") or []:
         function = call.get("function", {}) if isinstance(call, dict) else {}
         arguments = function.get("arguments")
-        if function.get("name") == tool_name and isinstance(arguments, dict) and isinstance(arguments.get("action"), str):
+        if (
+            function.get("name") == tool_name
+            and isinstance(arguments, dict)
+            and isinstance(arguments.get("action"), str)
+        ):
             actions.append(arguments["action"])
     return actions
 
 
-def consume_steps(results: Messages, steps: Sequence[ToolStep], cursor: int, tool_name: str) -> tuple[list[ToolStep], int]:
+def consume_steps(
+    results: Messages, steps: Sequence[ToolStep], cursor: int, tool_name: str
+) -> tuple[list[ToolStep], int]:
     """The env steps behind a turn's tool results: each ``tool_name`` result that is the next
     recorded step's text (a failed call, e.g. bad arguments, never reached the env)."""
     taken: list[ToolStep] = []

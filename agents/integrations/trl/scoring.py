@@ -7,9 +7,11 @@ not. In TRL a row's prompt text is the content of the message its turn answers
 row's exact context when the text is unchanged, else the tokens before that message plus the
 message re-rendered with the new content by TRL's own chat template (for the prompt) or tool
 rendering (for a tool result), so PI lands where it would in a prompt TRL built. Rows are
-recognised by their original text and response (``reuse_from``, which the rules pass with
-``reuse_prompt_cache``); text that is no row (a verifier's or analyzer's prompt) is rendered as
-one user message.
+recognised by their original text (``reuse_from``, which the rules pass with
+``reuse_prompt_cache``) and their response, or its start (TASPO scores a turn up to its action's
+end); text that is no row (a verifier's or analyzer's prompt) is rendered as one user message.
+Two turns with the same message text and the same response but different histories are one row
+to the rules (their PI dedup keys on text), as per-turn prompts are in our trainer.
 
 Each process scores only its own rows: a row of another process (gathered so the rules see the
 whole group) gets log-probs 0 and costs nothing; its advantages are that process's to compute.
@@ -87,12 +89,18 @@ class TRLScorer:
         self.generator = torch.Generator().manual_seed(self.seed)
 
     def context_ids(self, prompt: str, response: tuple[int, ...], original: str | None) -> list[int] | None:
-        """The tokens before ``response`` for ``prompt`` (None: another process's row)."""
-        key = (prompt if original is None else original, response)
-        context = self.rows.get(key)
+        """The tokens before ``response`` for ``prompt`` (None: another process's row).
+
+        A row is found by its original text and a response that starts with ``response`` (TASPO
+        scores a turn only up to its action's end); this process's rows first.
+        """
+        text = prompt if original is None else original
+        context = self.rows.get((text, response))
+        if context is None:
+            context = next((c for (t, r), c in self.rows.items() if t == text and r[: len(response)] == response), None)
         if context is not None:
-            return context.with_content(prompt, key[0])
-        if key in self.remote:
+            return context.with_content(prompt, text)
+        if any(t == text and r[: len(response)] == response for t, r in self.remote):
             return None
         return self.render_user(prompt)
 
