@@ -137,7 +137,7 @@ class CreditGRPOTrainer(GRPOTrainer):
                 "CreditGRPOTrainer needs multi_objective_aggregation='sum_then_normalize', got "
                 f"{self.multi_objective_aggregation!r}"
             )
-        scale = self.args.scale_rewards
+        scale: Any = cast(Any, self.args).scale_rewards
         scale = {True: "group", False: "none"}.get(scale, scale) if isinstance(scale, bool) else str(scale)
         self.credit_config = TRLCreditConfig(credit, options, scale)
         self.credit_rule = make_credit_rule(credit, self.credit_config)
@@ -161,7 +161,7 @@ class CreditGRPOTrainer(GRPOTrainer):
         output = super()._generate_and_score_completions(inputs)
         if self._credit_rollout is None or self._credit_rewards is None:
             raise RuntimeError("CreditGRPOTrainer: TRL's generation hooks did not run (custom rollout_func?)")
-        mode = "train" if self.model.training else "eval"
+        mode = "train" if cast(Any, self.model).training else "eval"
         step = self.compute_credit(width=int(output["completion_ids"].shape[1]), mode=mode)
         output["advantages"] = step.advantages.to(output["completion_ids"].device)
         self.last_credit = step
@@ -174,7 +174,8 @@ class CreditGRPOTrainer(GRPOTrainer):
         """The rule's advantages for the batch TRL just generated and rewarded (see the module docstring)."""
         assert self._credit_rollout is not None and self._credit_rewards is not None
         prompts, (prompt_ids, completion_ids, tool_mask, completions, *_) = self._credit_rollout
-        group_size = self.num_generations if mode == "train" else self.num_generations_eval
+        generations: Any = self.num_generations if mode == "train" else self.num_generations_eval
+        group_size: int = generations or cast(int, self.num_generations)
         weights = self.reward_weights.to(self._credit_rewards.device)
         rewards = torch.nan_to_num((self._credit_rewards * weights.unsqueeze(0)).nansum(dim=1), nan=0.0).cpu()
         local = len(prompts)
@@ -197,8 +198,8 @@ class CreditGRPOTrainer(GRPOTrainer):
                 renderers=self._renderers(index),
             )
             episodes.append(episode)
-            for row, context in zip(episode.rows, row_contexts, strict=True):
-                contexts[(row.prompt, tuple(row.response_ids))] = context
+            for turn_row, row_context in zip(episode.rows, row_contexts, strict=True):
+                contexts[(turn_row.prompt, tuple(turn_row.response_ids))] = row_context
         if self.accelerator.num_processes > 1:
             episodes = gather_object(episodes)
         batch, places = credit_batch(episodes, group_size, pad_token_id=int(self._tokenizer.pad_token_id))
@@ -240,14 +241,16 @@ class CreditGRPOTrainer(GRPOTrainer):
         return self._template([{"role": "user", "content": text}], tools=None)
 
     def _template(self, messages: list[dict[str, Any]], *, tools: Any) -> list[int]:
-        ids: Any = self.processing_class.apply_chat_template(
+        processor: Any = self.processing_class
+        template_kwargs: Any = self.chat_template_kwargs
+        ids: Any = processor.apply_chat_template(
             messages,
             tools=tools,
             chat_template=self.chat_template,
             add_generation_prompt=True,
             tokenize=True,
             return_dict=False,
-            **self.chat_template_kwargs,
+            **template_kwargs,
         )
         if isinstance(ids, Mapping) or hasattr(ids, "keys"):
             ids = ids["input_ids"]
