@@ -25,9 +25,11 @@ RULES: list[tuple[str, dict[str, Any]]] = [
     ("rloo", {}),
     ("gigpo", {"gamma": 0.9}),
     ("orsd", {"coef": 0.5}),
-    ("taspo", {"epsilon_w": 0.4}),
+    ("taspo", {"epsilon_w": 0.4, "kappa": 0.0}),
 ]
-"""Every rule, some with a non-default option (the mapping of options is part of what is checked)."""
+"""Every rule, some with a non-default option (the mapping of options is part of what is checked).
+TASPO's ``kappa=0``: the random tiny model's PI shifts on ALFWorld are below the default 0.05, so
+every turn's support would count as 0 and every weight be 1."""
 
 
 def test_rule_options_fix_the_pi_pass_options_and_check_the_rest():
@@ -127,7 +129,14 @@ def test_multi_turn_credit_reaches_trls_loss(env_id, tiny_model_path, tmp_path, 
     action span the ``act`` argument; TASPO's per-turn weights reach ``_compute_loss`` and the update."""
     env_kwargs = {"results_per_page": 2} if env_id == "WebShop-v0" else {}
     trainer = credit_trainer(
-        tiny_model_path, tmp_path, env_id=env_id, credit="taspo", num_generations=2, batch_size=2, env_kwargs=env_kwargs
+        tiny_model_path,
+        tmp_path,
+        env_id=env_id,
+        credit="taspo",
+        credit_options={"kappa": 0.0},  # the random tiny model's PI shifts are small (see RULES)
+        num_generations=2,
+        batch_size=2,
+        env_kwargs=env_kwargs,
     )
     seen: list[torch.Tensor] = []
     compute_loss = trainer._compute_loss
