@@ -1,6 +1,6 @@
 """Run under ``accelerate launch`` by the two-process credit test: TASPO and GiGPO in TRL, 2 steps.
 
-``python -m accelerate.commands.launch --num_processes N --cpu tests/support/trl_two_process.py MODEL OUT``
+``python -m accelerate.commands.launch --multi_gpu --num_processes 2 tests/support/trl_two_process.py MODEL OUT``
 trains each rule for two steps on one scripted ALFWorld group of two rollouts (``2 / N`` per process,
 so with two processes the group is split across them) and writes, per process, each step's
 advantages of its completions to ``OUT/<rule>-rank<r>.json``.

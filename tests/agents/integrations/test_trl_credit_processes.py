@@ -1,5 +1,9 @@
-"""Groups split across processes: ``accelerate launch --num_processes 2 --cpu`` (gloo) gives the
-advantages of one process, for TASPO and GiGPO over two training steps."""
+"""Groups split across processes: two CPU processes (gloo) give the advantages of one, for TASPO and
+GiGPO over two training steps.
+
+``accelerate launch --cpu`` always starts one process (its simple launcher), whatever
+``--num_processes`` says; ``--multi_gpu --num_processes 2`` starts two through torchrun, and on a
+machine without GPUs (``GRPOConfig(use_cpu=True)``) accelerate runs them as ``MULTI_CPU`` over gloo."""
 
 from __future__ import annotations
 
@@ -19,9 +23,10 @@ REPO = SCRIPT.parents[2]
 
 
 def launch(processes: int, model: Path, output: Path) -> None:
+    several = ["--multi_gpu"] if processes > 1 else []
     command = [
-        sys.executable, "-m", "accelerate.commands.launch", "--num_processes", str(processes), "--num_machines", "1",
-        "--mixed_precision", "no", "--dynamo_backend", "no", "--cpu", str(SCRIPT), str(model), str(output),
+        sys.executable, "-m", "accelerate.commands.launch", *several, "--num_processes", str(processes),
+        "--num_machines", "1", "--mixed_precision", "no", "--dynamo_backend", "no", str(SCRIPT), str(model), str(output),
     ]  # fmt: skip
     env = {**os.environ, "TRL_EXPERIMENTAL_SILENCE": "1", "OMP_NUM_THREADS": "1", "TOKENIZERS_PARALLELISM": "false"}
     done = subprocess.run(command, cwd=REPO, env=env, capture_output=True, text=True, timeout=1800)
