@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import platform
 import statistics
 import sys
 import tempfile
@@ -31,6 +30,7 @@ import torch  # noqa: E402
 from transformers import TrainerCallback  # noqa: E402
 
 import agentenvs  # noqa: E402,F401
+from agentenvs.testing.machine import cpu_model  # noqa: E402
 from agents.policy.models import resolve_model  # noqa: E402
 from tests.support.trl_rollouts import credit_trainer  # noqa: E402
 
@@ -63,17 +63,6 @@ def time_steps(model: Path, variant: str, *, group: int, steps: int) -> tuple[fl
         trainer.add_callback(timer)
         trainer.train()
     return statistics.median(timer.cpu[1:]), statistics.median(timer.wall[1:])
-
-
-def cpu_model() -> str:
-    try:
-        with open("/proc/cpuinfo") as f:
-            for line in f:
-                if line.startswith("model name"):
-                    return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or "unknown CPU"
 
 
 def main() -> None:
