@@ -240,3 +240,10 @@ def test_pi_scores_equal_our_policys(tiny_model_path, tmp_path):
 def _quiet_trl(monkeypatch):
     monkeypatch.setenv("TRL_EXPERIMENTAL_SILENCE", "1")
     monkeypatch.setenv("TOKENIZERS_PARALLELISM", os.environ.get("TOKENIZERS_PARALLELISM", "false"))
+
+
+def test_credit_batch_needs_whole_groups():
+    from agents.integrations.trl.trainer import credit_batch
+
+    with pytest.raises(ValueError, match="3 completions do not make groups of 2"):
+        credit_batch([None] * 3, 2, pad_token_id=0)  # type: ignore[list-item]
