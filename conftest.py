@@ -4,7 +4,7 @@ It lives here, beside the packages and outside them, so that no ``conftest.py`` 
 wheel. Modules whose optional packages are missing are not collected: ALFWorld's engine and
 translation need TextWorld and the Fast Downward planner (the ``alfworld`` extra), the OpenEnv
 adapter needs ``openenv-core`` (``openenv``), the TRL adapter needs ``datasets`` (which ``trl``
-brings), WebShop's shop for people needs Flask (``web``) and ``TextFeatures`` scikit-learn
+brings) and the credit trainer in TRL ``trl``, WebShop's shop for people needs Flask (``web``) and ``TextFeatures`` scikit-learn
 (``classic``). So ``pytest agentenvs wrappers`` also runs in a core-only venv (the agents need
 torch: the ``train`` extra).
 """
@@ -18,6 +18,7 @@ _NEEDS = {
     "agentenvs/integrations/_openenv.py": ("openenv",),
     "agentenvs/integrations/_request_deadline.py": ("uvicorn",),
     "agentenvs/integrations/trl.py": ("datasets",),
+    "agents/integrations/trl/trainer.py": ("trl",),
     "agentenvs/webshop/app.py": ("flask",),
     "agentenvs/webshop/server.py": ("flask",),
     "agentenvs/testing/shop_routes.py": ("flask",),

@@ -35,6 +35,7 @@ def test_the_doctest_collection_rules_name_modules_that_exist():
         "agentenvs/integrations/_openenv.py",
         "agentenvs/integrations/_request_deadline.py",  # uvicorn: the openenv extra
         "agentenvs/integrations/trl.py",
+        "agents/integrations/trl/trainer.py",  # trl: the credit trainer in TRL
         "agentenvs/webshop/app.py",  # Flask: the web extra
         "agentenvs/webshop/server.py",
         "agentenvs/webshop/fuzzing.py",

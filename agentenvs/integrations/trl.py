@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import gymnasium as gym
@@ -47,6 +48,27 @@ DEFAULT_INSTRUCTION = (
 """The user message each prompt starts with; TRL appends the env's first observation to it."""
 
 EPISODE_OVER = "The episode is over."
+
+
+@dataclass(frozen=True)
+class ToolStep:
+    """One ``act`` call as the env saw it (what a credit rule reads back from TRL's env instances).
+
+    Attributes:
+        action: The action the model passed.
+        shown: The text ``act`` returned (the tool result TRL appended to the conversation).
+        reward: The env's reward for the step (0.0 when the episode was already over).
+        valid: Whether the env accepted the action (``info["action_valid"]``).
+        info: The env's info after the step (``{}`` when the episode was already over).
+        stepped: Whether the env stepped (False for a call after the episode ended).
+    """
+
+    action: str
+    shown: str
+    reward: float
+    valid: bool
+    info: dict[str, Any] = field(default_factory=dict)
+    stepped: bool = True
 
 
 class ToolEnvironment:
@@ -87,6 +109,24 @@ class ToolEnvironment:
         self._done = False
         self._reward = 0.0
         self._info: dict[str, Any] = {}
+        self._reset_shown = ""
+        self._reset_info: dict[str, Any] = {}
+        self._steps: list[ToolStep] = []
+
+    @property
+    def steps(self) -> tuple[ToolStep, ...]:
+        """Every ``act`` call of the current episode, in order (what credit rules read per turn)."""
+        return tuple(self._steps)
+
+    @property
+    def reset_observation(self) -> str:
+        """The text :meth:`reset` returned for the current episode (what TRL appended to the prompt)."""
+        return self._reset_shown
+
+    @property
+    def reset_info(self) -> dict[str, Any]:
+        """The env's ``info`` at the current episode's reset (``task``, ``privileged``, ...)."""
+        return self._reset_info
 
     @property
     def task_ids(self) -> tuple[str, ...]:
@@ -134,7 +174,9 @@ class ToolEnvironment:
         except ValueError as error:  # the env names the unknown task
             raise ValueError(f"{owner}: {error}") from None
         self._started, self._done, self._reward, self._info = True, False, 0.0, info
-        return self._shown(observation, info)
+        self._reset_info, self._steps = info, []
+        self._reset_shown = self._shown(observation, info)
+        return self._reset_shown
 
     def act(self, action: str) -> str:
         """Takes one action in the environment and returns what the environment shows next.
@@ -148,12 +190,15 @@ class ToolEnvironment:
         if not self._started:
             raise RuntimeError(f"{type(self).__name__}: call reset() before act()")
         if self._done:
+            self._steps.append(ToolStep(action, EPISODE_OVER, 0.0, False, stepped=False))
             return EPISODE_OVER
         observation, reward, terminated, truncated, info = self._env.step(action)
         self._reward += float(reward)
         self._done = bool(terminated or truncated)
         self._info = info
-        return self._shown(observation, info) + (f"\n{EPISODE_OVER}" if self._done else "")
+        shown = self._shown(observation, info) + (f"\n{EPISODE_OVER}" if self._done else "")
+        self._steps.append(ToolStep(action, shown, float(reward), bool(info.get("action_valid", True)), info))
+        return shown
 
     def get_reward(self) -> float:
         """The summed reward of the current episode (0.0 when the model never acted)."""

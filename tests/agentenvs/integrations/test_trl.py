@@ -182,3 +182,18 @@ def test_grpo_trainer_runs_tool_calls_through_the_env(tiny_model_path, trl_token
     assert [env.won for env in trainer.environments] == [True, False, True, False]
     assert [env.get_reward() for env in trainer.environments] == [1.0, 0.0, 1.0, 0.0]
     assert any(not p.detach().equal(b) for p, b in zip(trainer.model.parameters(), before, strict=True))
+
+
+def test_the_env_records_every_act_call_for_credit_rules():
+    env = ToolEnvironment("SearchQA-v0", max_turns=2)
+    shown = env.reset(task_id=env.task_ids[0])
+    assert env.reset_observation == shown and env.reset_info["task_id"] == env.task_ids[0] and env.steps == ()
+    first = env.act("<search>capital</search>")
+    env.act("no tags")
+    after = env.act("<answer>x</answer>")  # the episode ended at max_turns: no step
+    assert [step.shown for step in env.steps] == [first, env.steps[1].shown, after] and after == EPISODE_OVER
+    assert [step.stepped for step in env.steps] == [True, True, False]
+    assert [step.valid for step in env.steps] == [True, False, False]
+    assert env.steps[0].info["action_valid"] and env.steps[2].info == {}
+    env.reset(task_id=env.task_ids[1])
+    assert env.steps == ()
