@@ -44,7 +44,7 @@ from accelerate.utils import gather_object
 from trl import GRPOTrainer
 
 from agentenvs.core.trajectory import TrajectoryGroup
-from agents.algorithms.base import CreditContext, CreditResult, credit_options_of, make_credit_rule
+from agents.algorithms.base import CREDIT_RULES, CreditContext, CreditResult, credit_options_of, make_credit_rule
 from agents.integrations.trl.episodes import Episode, Renderers, RowContext, completion_episode
 from agents.integrations.trl.scoring import RowKey, TRLScorer
 from agents.policy.protocol import Policy
@@ -75,9 +75,15 @@ def rule_options(credit: str, options: Mapping[str, Any] | None) -> dict[str, An
     """``options`` checked against the rule's typed options, with :data:`FIXED_OPTIONS` set where the rule has them.
 
     Raises:
-        ValueError: naming an unknown rule, option or bad value.
+        ValueError: naming an unknown rule, option or bad value, or a rule that plays the policy on
+            from saved env states (``credit="vine"``: TRL's rollouts keep no env states).
     """
     typed = credit_options_of(credit, options)
+    if CREDIT_RULES[credit].needs_continuations:
+        raise ValueError(
+            f"CreditGRPOTrainer: credit={credit!r} plays the current policy on from saved env states, which "
+            "TRL's rollouts do not keep; train it with agents' own trainer (GRPOAgent(config=GRPOConfig(credit=...)))"
+        )
     names = {f.name for f in dataclasses.fields(typed)}
     return {**dict(options or {}), **{key: value for key, value in FIXED_OPTIONS.items() if key in names}}
 

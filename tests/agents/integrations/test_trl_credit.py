@@ -45,6 +45,8 @@ def test_rule_options_fix_the_pi_pass_options_and_check_the_rest():
         rule_options("taspo", {"epsilon_w": 2.0})
     with pytest.raises(ValueError, match="'nope' is not a registered credit rule"):
         rule_options("nope", None)
+    with pytest.raises(ValueError, match="credit='vine' plays the current policy on from saved env states"):
+        rule_options("vine", None)
 
 
 def test_importing_agents_or_the_package_imports_no_trl():
