@@ -42,6 +42,7 @@ import json
 import os
 import re
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypedDict
 
@@ -52,9 +53,10 @@ from agentenvs.alfworld.data import (
     normalize_task_types,
     read_task_sentence,
 )
-from agentenvs.core.checks import check_bool, check_choice, check_float, check_int, check_path
+from agentenvs.core.checks import check_bool, check_choice, check_float, check_int, check_path, shown
 from agentenvs.core.env import Outcome, TextEnv
 from agentenvs.core.paths import data_folder
+from agentenvs.core.snapshots import WorldState
 
 DATA_ENV_VAR = "ALFWORLD_DATA"
 
@@ -130,6 +132,19 @@ def pddl_goal(problem: str) -> tuple[str, list[str]]:
 
     walk(formula)
     return render(formula), list(literals)
+
+
+@dataclass(frozen=True)
+class ALFWorldWorld(WorldState):
+    """ALFWorld-v0's part of a snapshot: the admissible commands played since the reset, in order.
+
+    TextWorld's game state lives partly in the planner library's C state, which cannot be copied
+    or sent to another process, so a restore **replays** these commands from the game's reset
+    (inadmissible commands change nothing in the game and are not kept). Its cost grows with the
+    turn: ``benchmarks/env_snapshots.py`` measures it.
+    """
+
+    commands: tuple[str, ...] = ()
 
 
 SPLIT_SEED_OFFSETS = {"train": 0, "eval_in_distribution": 1_000_003, "eval_out_of_distribution": 2_000_003}
@@ -241,6 +256,12 @@ class ALFWorldEnv(TextEnv):
         if source == "data" and data_path is None:
             raise ValueError(f"{owner}: source='data' needs data_path or ${DATA_ENV_VAR}")
         self.source = source
+        # What the games are made of: a snapshot restores only into an env playing the same ones.
+        self._scope = repr(
+            (source, str(Path(data_path).expanduser().resolve()))
+            if data_path is not None
+            else (source, generated_pool_seed(generator_seed, self.split))
+        )
         if data_path is not None:
             self._games: dict[str, GameRecord] = {g.task_id: g for g in find_games(data_path, split, self.task_types)}
             self._generated = None
@@ -263,6 +284,7 @@ class ALFWorldEnv(TextEnv):
         self._walkthrough: list[str] = []
         self._on_walkthrough = True
         self._walkthrough_position = 0  # walkthrough commands executed, in order, this episode
+        self._played: list[str] = []  # admissible commands executed this episode (what a restore replays)
         self._goals: dict[str, tuple[str, list[str]]] = {}  # task id -> pddl_goal() of its game
         self._episode_goal: dict[str, Any] = {}
 
@@ -281,6 +303,12 @@ class ALFWorldEnv(TextEnv):
         return self._task_sentences[task_id]
 
     def _begin(self, task_id: str) -> tuple[str, dict[str, Any]]:
+        observation = self._start_game(task_id)
+        self._prefetch_next()
+        return observation, self._extra(task_id)
+
+    def _start_game(self, task_id: str) -> str:
+        """Loads and resets ``task_id``'s game and this episode's records; returns the first observation."""
         engine = self._get_engine()
         game_file = self._game_file(task_id)
         observation, infos = engine.start(game_file)
@@ -288,26 +316,32 @@ class ALFWorldEnv(TextEnv):
         self._walkthrough = list(engine.walkthrough or [])
         self._on_walkthrough = bool(self._walkthrough)
         self._walkthrough_position = 0
+        self._played = []
         if task_id not in self._goals:
             with open(game_file, encoding="utf-8") as handle:
                 self._goals[task_id] = pddl_goal(json.load(handle).get("pddl_problem", ""))
         goal, goal_facts = self._goals[task_id]
         self._episode_goal = {"goal": goal, "goal_facts": goal_facts, "task_type": self._games[task_id].task_type}
-        self._prefetch_next()
-        return observation, self._extra(task_id)
+        return observation
+
+    def _play(self, command: str) -> tuple[str, bool, bool]:
+        """Executes ``command`` in the game and keeps this episode's records; (observation, done, won)."""
+        valid = command.strip() in self._admissible
+        if valid:  # an inadmissible command changes nothing ("Nothing happens."): not replayed either
+            self._played.append(command.strip())
+            position = self._walkthrough_position
+            if self._on_walkthrough:
+                if position < len(self._walkthrough) and command.strip() == self._walkthrough[position]:
+                    self._walkthrough_position += 1
+                else:
+                    self._on_walkthrough = False
+        observation, _, done, infos = self._get_engine().step(command)
+        self._admissible = list(infos["admissible_commands"])
+        return observation, bool(done), bool(infos["won"])
 
     def _act(self, action: str) -> Outcome:
-        engine = self._get_engine()
         valid = action.strip() in self._admissible
-        if self._on_walkthrough and valid:  # an inadmissible command changes nothing ("Nothing happens.")
-            position = self._walkthrough_position
-            if position < len(self._walkthrough) and action.strip() == self._walkthrough[position]:
-                self._walkthrough_position += 1
-            else:
-                self._on_walkthrough = False
-        observation, _, done, infos = engine.step(action)
-        self._admissible = list(infos["admissible_commands"])
-        won = bool(infos["won"])
+        observation, done, won = self._play(action)
         extra = self._extra(str(self._task_id), done=won)
         if not valid:
             extra["error"] = f"{action.strip()!r} is not an admissible command"
@@ -322,6 +356,50 @@ class ALFWorldEnv(TextEnv):
 
     def _admissible_actions(self) -> list[str] | None:
         return list(self._admissible)
+
+    def _snapshot_scope(self) -> str:
+        return self._scope
+
+    def _snapshot_world(self) -> WorldState:
+        return ALFWorldWorld(tuple(self._played))
+
+    def _restore_world(self, task_id: str, world: WorldState) -> None:
+        """Replays ``world.commands`` from the reset of ``task_id``'s game (see :class:`ALFWorldWorld`).
+
+        A command that is not admissible where it is replayed (a forged or foreign snapshot) raises
+        ``ValueError``, and the env's own episode is replayed back.
+        """
+        if not isinstance(world, ALFWorldWorld):
+            raise TypeError(f"EnvSnapshot.world must be an ALFWorldWorld, got {type(world).__name__}")
+        commands = world.commands
+        if not isinstance(commands, tuple) or not all(isinstance(command, str) for command in commands):
+            raise TypeError(f"ALFWorldWorld.commands must be a tuple of str, got {shown(commands)}")
+        if len(commands) > self.max_turns:
+            raise ValueError(
+                f"ALFWorldWorld.commands must hold at most max_turns={self.max_turns} commands, got {len(commands)}"
+            )
+        own = None if self._task_id is None else (self._task_id, tuple(self._played))
+        try:
+            self._replay(task_id, commands)
+        except ValueError:
+            if own is not None:
+                self._replay(*own)
+            raise
+
+    def _replay(self, task_id: str, commands: tuple[str, ...]) -> None:
+        self._start_game(task_id)
+        for number, command in enumerate(commands):
+            if command not in self._admissible:
+                raise ValueError(
+                    f"ALFWorldWorld.commands[{number}] must be admissible where it is replayed in {task_id}, "
+                    f"got {shown(command)}"
+                )
+            _, done, won = self._play(command)
+            if (done or won) and number < len(commands) - 1:
+                raise ValueError(
+                    f"ALFWorldWorld.commands must end where the game ends (command {number} of "
+                    f"{len(commands)} ends {task_id})"
+                )
 
     def _privileged(self) -> Mapping[str, Any]:
         plan: list[str] | None = None
