@@ -65,10 +65,15 @@ class ALFWorldPrivileged(TypedDict):
     """``info["privileged"]`` of ALFWorld-v0.
 
     Attributes:
-        expert_plan: The walkthrough's commands from the current state while every
-            command so far followed it (``[]`` once the game is won); None once the agent
-            strayed, or for a game without a walkthrough. Never planned here: the
-            planner's search has no time or memory bound.
+        expert_plan: Commands that win from the current state (``[]`` once the game is
+            won): the walkthrough's rest while every command so far followed it; once the
+            agent strays, with ``expert_plan=True``, a plan from the current state by the
+            bounded planner (:mod:`agentenvs.alfworld.replanning`), kept while the agent
+            follows it. None when there is none: ``expert_plan_status`` says why.
+        expert_plan_status: Where ``expert_plan`` comes from: ``"walkthrough"``,
+            ``"planned"`` (the state reduced to the goal), ``"planned on the whole state"``,
+            ``"won"``; or why there is none: ``"not planned: ..."`` (``expert_plan=False``),
+            ``"unsolvable: ..."``, ``"planner limit: ..."`` (the time or memory limit).
         goal: The ``(:goal ...)`` formula of the game's PDDL problem, on one line.
         goal_facts: The literals of that formula in order, each once (e.g.
             ``"(objectType ?o MugType)"``, ``"(inReceptacle ?o ?r)"``,
@@ -77,6 +82,7 @@ class ALFWorldPrivileged(TypedDict):
     """
 
     expert_plan: list[str] | None
+    expert_plan_status: str
     goal: str
     goal_facts: list[str]
     task_type: str
@@ -145,6 +151,9 @@ class ALFWorldWorld(WorldState):
     """
 
     commands: tuple[str, ...] = ()
+    plan: tuple[str, ...] | None = None
+    plan_position: int = 0
+    plan_status: str = ""
 
 
 SPLIT_SEED_OFFSETS = {"train": 0, "eval_in_distribution": 1_000_003, "eval_out_of_distribution": 2_000_003}
@@ -185,9 +194,12 @@ class ALFWorldEnv(TextEnv):
         reward_on_win: Reward of the step that wins.
         max_turns: Steps before truncation (ALFWorld's evaluations use 50).
         action_format: How raw model output becomes a command (default ``"raw"``).
-        expert_plan: Ask the planner for ``expert_action`` once off the walkthrough.
-            That search runs in this process on the whole game, without the
-            generator's bounds: on large generated scenes it may take long.
+        expert_plan: Once the agent leaves the walkthrough, plan from the current state
+            for ``expert_action`` and ``info["privileged"]["expert_plan"]``: the state reduced
+            to the goal, planned and checked in the generator's child process under
+            ``planner_time_limit_s`` and ``planner_memory_limit_mb``
+            (:mod:`agentenvs.alfworld.replanning`); plans are kept per state and followed
+            without planning again. Off by default: a plan costs a fraction of a second.
         prefetch: Translate the next seeded game in a helper process (not inside
             daemonic processes such as ``AsyncVectorEnv`` workers).
         translation_cache_size: Games whose translation the engine keeps.
@@ -239,6 +251,7 @@ class ALFWorldEnv(TextEnv):
             owner, "planner_time_limit_s", planner_time_limit_s, minimum=0.0, min_inclusive=False
         )
         planner_memory_limit_mb = check_int(owner, "planner_memory_limit_mb", planner_memory_limit_mb, minimum=64)
+        self._planner_limits = (planner_time_limit_s, planner_memory_limit_mb)
         self.reward_on_win = check_float(owner, "reward_on_win", reward_on_win)
         self.expert_plan = check_bool(owner, "expert_plan", expert_plan)
         self._prefetch = check_bool(owner, "prefetch", prefetch)
@@ -281,9 +294,13 @@ class ALFWorldEnv(TextEnv):
         self._engine = None  # built on first reset, so constructing and pickling stay cheap
         self._task_sentences: dict[str, str] = {}
         self._admissible: list[str] = []
-        self._walkthrough: list[str] = []
-        self._on_walkthrough = True
-        self._walkthrough_position = 0  # walkthrough commands executed, in order, this episode
+        # The plan the agent is followed on: the walkthrough at reset, a plan from a state once replanned.
+        self._plan: list[str] | None = None  # None: none, or the agent left it (planned again when asked)
+        self._plan_position = 0  # plan commands executed, in order, since it was made
+        self._plan_status = "not planned: no episode"
+        self._replanner: Any = None  # a Replanner, started on the first plan
+        self._plans: dict[tuple[str, frozenset[tuple[str, tuple[str, ...]]]], Any] = {}  # (task, state) -> PlanResult
+        self._game_data: dict[str, Any] = {}  # the current game's file content (what a plan is made from)
         self._played: list[str] = []  # admissible commands executed this episode (what a restore replays)
         self._goals: dict[str, tuple[str, list[str]]] = {}  # task id -> pddl_goal() of its game
         self._episode_goal: dict[str, Any] = {}
@@ -313,9 +330,10 @@ class ALFWorldEnv(TextEnv):
         game_file = self._game_file(task_id)
         observation, infos = engine.start(game_file)
         self._admissible = list(infos["admissible_commands"])
-        self._walkthrough = list(engine.walkthrough or [])
-        self._on_walkthrough = bool(self._walkthrough)
-        self._walkthrough_position = 0
+        walkthrough = list(engine.walkthrough or [])
+        self._plan = walkthrough or None
+        self._plan_position = 0
+        self._plan_status = "walkthrough" if walkthrough else "not planned: the game has no walkthrough"
         self._played = []
         if task_id not in self._goals:
             with open(game_file, encoding="utf-8") as handle:
@@ -329,12 +347,11 @@ class ALFWorldEnv(TextEnv):
         valid = command.strip() in self._admissible
         if valid:  # an inadmissible command changes nothing ("Nothing happens."): not replayed either
             self._played.append(command.strip())
-            position = self._walkthrough_position
-            if self._on_walkthrough:
-                if position < len(self._walkthrough) and command.strip() == self._walkthrough[position]:
-                    self._walkthrough_position += 1
-                else:
-                    self._on_walkthrough = False
+            plan, position = self._plan, self._plan_position
+            if plan is not None and position < len(plan) and command.strip() == plan[position]:
+                self._plan_position += 1
+            elif plan is not None:
+                self._plan, self._plan_status = None, "left the plan"
         observation, _, done, infos = self._get_engine().step(command)
         self._admissible = list(infos["admissible_commands"])
         return observation, bool(done), bool(infos["won"])
@@ -361,7 +378,8 @@ class ALFWorldEnv(TextEnv):
         return self._scope
 
     def _snapshot_world(self) -> WorldState:
-        return ALFWorldWorld(tuple(self._played))
+        plan = None if self._plan is None else tuple(self._plan)
+        return ALFWorldWorld(tuple(self._played), plan, self._plan_position, self._plan_status)
 
     def _restore_world(self, task_id: str, world: WorldState) -> None:
         """Replays ``world.commands`` from the reset of ``task_id``'s game (see :class:`ALFWorldWorld`).
@@ -374,17 +392,33 @@ class ALFWorldEnv(TextEnv):
         commands = world.commands
         if not isinstance(commands, tuple) or not all(isinstance(command, str) for command in commands):
             raise TypeError(f"ALFWorldWorld.commands must be a tuple of str, got {shown(commands)}")
+        plan = world.plan
+        if plan is not None and not (isinstance(plan, tuple) and all(isinstance(command, str) for command in plan)):
+            raise TypeError(f"ALFWorldWorld.plan must be a tuple of str or None, got {shown(plan)}")
+        position, status = world.plan_position, world.plan_status
+        if isinstance(position, bool) or not isinstance(position, int) or not 0 <= position <= len(plan or ()):
+            raise ValueError(f"ALFWorldWorld.plan_position must be an index into plan, got {shown(position)}")
+        if not isinstance(status, str):
+            raise TypeError(f"ALFWorldWorld.plan_status must be a str, got {shown(status)}")
         if len(commands) > self.max_turns:
             raise ValueError(
                 f"ALFWorldWorld.commands must hold at most max_turns={self.max_turns} commands, got {len(commands)}"
             )
-        own = None if self._task_id is None else (self._task_id, tuple(self._played))
+        own = None if self._task_id is None else (self._task_id, self._snapshot_world())
         try:
             self._replay(task_id, commands)
         except ValueError:
             if own is not None:
-                self._replay(*own)
+                self._replay(own[0], own[1].commands)
+                self._set_plan(own[1])
             raise
+        self._set_plan(world)
+
+    def _set_plan(self, world: ALFWorldWorld) -> None:
+        # The plan is the one the episode had (made from an earlier state, perhaps): a replay would
+        # plan again only where asked, so it is put back rather than made anew.
+        self._plan = None if world.plan is None else list(world.plan)
+        self._plan_position, self._plan_status = world.plan_position, world.plan_status
 
     def _replay(self, task_id: str, commands: tuple[str, ...]) -> None:
         self._start_game(task_id)
@@ -402,12 +436,42 @@ class ALFWorldEnv(TextEnv):
                 )
 
     def _privileged(self) -> Mapping[str, Any]:
-        plan: list[str] | None = None
+        plan = self._current_plan()
+        return {"expert_plan": plan, "expert_plan_status": self._plan_status, **self._episode_goal}
+
+    def _current_plan(self) -> list[str] | None:
+        """The commands that win from here ([] once won), planning from this state when needed and allowed."""
         if self._won:
-            plan = []
-        elif self._on_walkthrough:
-            plan = self._walkthrough[self._walkthrough_position :]
-        return {"expert_plan": plan, **self._episode_goal}
+            self._plan_status = "won"
+            return []
+        if self._plan is not None and self._plan_position < len(self._plan):
+            return self._plan[self._plan_position :]
+        if not self.expert_plan:
+            self._plan_status = "not planned: off the walkthrough (expert_plan=False)"
+            return None
+        result = self._plan_from_here()
+        self._plan, self._plan_position, self._plan_status = result.plan and list(result.plan), 0, result.status
+        return None if self._plan is None else list(self._plan)
+
+    def _plan_from_here(self) -> Any:
+        """The bounded planner's :class:`~agentenvs.alfworld.replanning.PlanResult` for the current state (cached)."""
+        from agentenvs.alfworld.replanning import Replanner
+        from agentenvs.alfworld.verifier import PlannerLimits, PlannerProcess
+
+        task_id = str(self._task_id)
+        facts = self._get_engine().state_facts()
+        key = (task_id, frozenset(facts))
+        if key not in self._plans:
+            if self._game_data.get("task_id") != task_id:
+                with open(self._game_file(task_id), encoding="utf-8") as handle:
+                    self._game_data = {"task_id": task_id, "game": json.load(handle)}
+            if self._replanner is None:
+                self._replanner = Replanner(PlannerProcess(PlannerLimits(*self._planner_limits)))
+            goal = self._episode_goal.get("goal", "")
+            self._plans[key] = self._replanner.plan(self._game_data["game"], facts, goal)
+            if len(self._plans) > 256:  # a bound for long random walks: the oldest state goes
+                self._plans.pop(next(iter(self._plans)))
+        return self._plans[key]
 
     def close(self) -> None:
         """Stops the engine's prefetch process and the generator's planner process."""
@@ -415,6 +479,9 @@ class ALFWorldEnv(TextEnv):
             self._engine.close()
         if self._generated is not None:
             self._generated.close()
+        if self._replanner is not None:
+            self._replanner.close()
+            self._replanner = None
         super().close()
 
     # -- helpers ----------------------------------------------------------------------
@@ -445,17 +512,14 @@ class ALFWorldEnv(TextEnv):
         }
 
     def expert_action(self) -> str | None:
-        """The walkthrough's next command while the agent follows it (the planner's with
-        ``expert_plan=True`` once off it; else None), as ``info["expert_action"]``."""
+        """The first command of ``info["privileged"]["expert_plan"]``: the walkthrough's next while the
+        agent follows it; once off it, with ``expert_plan=True``, the bounded planner's from this state
+        (None when there is no plan: the status says why), as ``info["expert_action"]``."""
         return None if self._done or self.task_id is None else self._expert_action()
 
     def _expert_action(self) -> str | None:
-        if self._on_walkthrough and self._walkthrough_position < len(self._walkthrough):
-            return self._walkthrough[self._walkthrough_position]
-        if self.expert_plan:
-            plan = self._get_engine().plan()
-            return plan[0] if plan else None
-        return None
+        plan = self._current_plan()
+        return plan[0] if plan else None
 
     def _prefetch_next(self) -> None:
         """Translates the game the next seeded reset will draw, while the agent plays."""
