@@ -16,13 +16,17 @@ pregenerate ALFWorld-v0`` makes the whole pool ahead of training.
 ``info`` adds ``task_type`` to the contract, and with ``privileged=True`` also
 ``game_file`` (the game's path: the file holds the walkthrough) and ``expert_action`` (the
 walkthrough's next command while the agent follows it; with ``expert_plan=True`` the
-planner's next command once it strays; None when unknown).
+bounded planner's from the current state once it strays; None when there is no plan).
 
 ``info["privileged"]`` (:class:`ALFWorldPrivileged`, with ``privileged=True``; never in an observation) holds the
-rest of the walkthrough while the agent follows it (None once it strays: the planner is
-not asked, its search is unbounded), the goal of the game's PDDL problem (the formula and
-its literals) and the task type. Commands that fail to parse do not move the agent off the
-walkthrough: they change nothing in the game.
+plan from the current state (the walkthrough's rest while the agent follows it; once it strays,
+with ``expert_plan=True``, a plan made from the state by the bounded planner of
+:mod:`agentenvs.alfworld.replanning`; else None), why there is none when there is none, the goal
+of the game's PDDL problem (the formula and its literals) and the task type. Commands that fail
+to parse do not move the agent off the walkthrough: they change nothing in the game.
+
+Snapshots (:meth:`~agentenvs.core.env.TextEnv.snapshot`) replay the admissible commands played
+since the reset (:class:`ALFWorldWorld`): TextWorld's state cannot be copied.
 
 Example:
     >>> import gymnasium as gym, agentenvs
@@ -377,7 +381,7 @@ class ALFWorldEnv(TextEnv):
     def _snapshot_scope(self) -> str:
         return self._scope
 
-    def _snapshot_world(self) -> WorldState:
+    def _snapshot_world(self) -> ALFWorldWorld:
         plan = None if self._plan is None else tuple(self._plan)
         return ALFWorldWorld(tuple(self._played), plan, self._plan_position, self._plan_status)
 

@@ -117,7 +117,7 @@ def class_name(cls: type) -> str:
 
 def rng_state(generator: np.random.Generator) -> dict[str, Any]:
     """A private copy of ``generator``'s state (numpy's dict)."""
-    return copy.deepcopy(generator.bit_generator.state)
+    return copy.deepcopy(dict(generator.bit_generator.state))
 
 
 def restored_rng(state: Any) -> np.random.Generator:

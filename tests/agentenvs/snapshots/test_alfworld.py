@@ -36,6 +36,15 @@ def test_restore_replays_random_sequences_exactly_and_independently() -> None:
     assert stats.sequences == 15
 
 
+def test_a_plan_made_from_a_state_comes_back_with_the_snapshot() -> None:
+    # With expert_plan=True the plans made off the walkthrough are part of the state: a replay
+    # would make its plans at other states, so the snapshot keeps the plan as it was.
+    stats = check_snapshot_sequences(
+        lambda: _make(expert_plan=True), _action, sequences=4, seed=2, max_prefix=4, max_suffix=3
+    )
+    assert stats.sequences == 4
+
+
 @pytest.mark.slow
 def test_restore_replays_1000_random_sequences_exactly_and_independently() -> None:
     stats = check_snapshot_sequences(_make, _action, sequences=1000, seed=1, max_prefix=5, max_suffix=3)
