@@ -352,6 +352,16 @@ class TextEnv(gym.Env[str, str]):
             ValueError: for a snapshot of another env class, world (catalogue, corpus, games) or
                 task set, or one whose state this env cannot be in; the message names the field.
                 The env is then as it was.
+
+        Example:
+            >>> import gymnasium as gym, agentenvs
+            >>> env = gym.make("SearchQA-v0")
+            >>> _ = env.reset(seed=0)
+            >>> snapshot = env.unwrapped.snapshot()
+            >>> first = env.step("<search>capital</search>")
+            >>> observation, info = env.unwrapped.restore(snapshot)
+            >>> env.step("<search>capital</search>")[0] == first[0], info["turn"]
+            (True, 0)
         """
         checked = check_snapshot(snapshot, env_class=type(self), scope=self._snapshot_scope(), max_turns=self.max_turns)
         if not self._has_task(checked.task_id):

@@ -12,17 +12,8 @@ a pickle from a file you did not write: the project loads none).
 ``scope`` names what the world is made of (the catalogue, corpus or game pool: the settings that
 build it), so a snapshot restores only into an env of the same class and world; everything else is
 checked before the env changes (:func:`check_snapshot`), and a bad snapshot raises a ``TypeError``
-or ``ValueError`` naming the field while the env stays as it was.
-
-Example:
-    >>> import gymnasium as gym, agentenvs
-    >>> env = gym.make("SearchQA-v0")
-    >>> _ = env.reset(seed=0)
-    >>> snapshot = env.unwrapped.snapshot()
-    >>> first = env.step("<search>capital</search>")
-    >>> observation, info = env.unwrapped.restore(snapshot)
-    >>> env.step("<search>capital</search>")[0] == first[0], info["turn"]
-    (True, 0)
+or ``ValueError`` naming the field while the env stays as it was. The example is
+:meth:`agentenvs.core.env.TextEnv.restore`'s.
 """
 
 from __future__ import annotations
