@@ -24,6 +24,7 @@ import gymnasium as gym
 import numpy as np
 
 import agentenvs  # noqa: F401  (registers the envs)
+from agentenvs.testing.machine import cpu_model
 
 ENVS: dict[str, Callable[[], gym.Env]] = {
     "WebShop-v0": lambda: gym.make("WebShop-v0", max_turns=50),
@@ -99,6 +100,7 @@ def main() -> None:
     parser.add_argument("--depths", type=int, nargs="+", default=[0, 5, 10])
     parser.add_argument("--envs", nargs="+", default=list(ENVS), choices=list(ENVS))
     args = parser.parse_args()
+    print(cpu_model())
     print(
         f"{'env':<12} {'depth':>5} {'snapshot µs':>12} {'restore µs':>11} {'step µs':>9} "
         f"{'snap/step':>9} {'restore/step':>12} {'bytes':>7}"

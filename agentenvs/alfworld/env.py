@@ -355,7 +355,7 @@ class ALFWorldEnv(TextEnv):
             if plan is not None and position < len(plan) and command.strip() == plan[position]:
                 self._plan_position += 1
             elif plan is not None:
-                self._plan, self._plan_status = None, "left the plan"
+                self._plan, self._plan_position, self._plan_status = None, 0, "left the plan"
         observation, _, done, infos = self._get_engine().step(command)
         self._admissible = list(infos["admissible_commands"])
         return observation, bool(done), bool(infos["won"])

@@ -58,11 +58,26 @@ def test_a_forged_command_is_refused_and_the_episode_is_replayed_back() -> None:
     command = info["admissible_actions"][0]
     observation, _, _, _, info = env.step(command)
     snapshot = env.unwrapped.snapshot()
-    assert snapshot.world == ALFWorldWorld((command,))
+    assert isinstance(snapshot.world, ALFWorldWorld) and snapshot.world.commands == (command,)
     forged = pickle.loads(pickle.dumps(snapshot))
     object.__setattr__(forged, "world", ALFWorldWorld((command, "teleport to the moon")))
     with pytest.raises(ValueError, match=r"ALFWorldWorld.commands\[1\] must be admissible"):
         env.unwrapped.restore(forged)
     assert env.unwrapped.snapshot() == snapshot  # the env's own episode is back
     assert env.step(command)[4]["turn"] == 2
+    object.__setattr__(forged, "world", ALFWorldWorld((command,), plan=None, plan_position=3))
+    with pytest.raises(ValueError, match="ALFWorldWorld.plan_position must be an index into plan, got 3"):
+        env.unwrapped.restore(forged)
+    env.close()
+
+
+def test_a_snapshot_after_leaving_the_walkthrough_restores() -> None:
+    # Leaving the plan used to keep the old plan position with no plan: a snapshot its own env refused.
+    env = _make()
+    _, info = env.reset(seed=0)
+    env.step(info["expert_action"])
+    _, _, _, _, info = env.step("look")  # off the walkthrough
+    assert info["privileged"]["expert_plan"] is None
+    snapshot = env.unwrapped.snapshot()
+    assert env.unwrapped.restore(snapshot)[1] == info
     env.close()
