@@ -203,7 +203,8 @@ class ALFWorldEnv(TextEnv):
             to the goal, planned and checked in the generator's child process under
             ``planner_time_limit_s`` and ``planner_memory_limit_mb``
             (:mod:`agentenvs.alfworld.replanning`); plans are kept per state and followed
-            without planning again. Off by default: a plan costs a fraction of a second.
+            without planning again. Off by default: a plan costs about a second (official games)
+            to several (generated scenes), most of it the check on the whole state.
         prefetch: Translate the next seeded game in a helper process (not inside
             daemonic processes such as ``AsyncVectorEnv`` workers).
         translation_cache_size: Games whose translation the engine keeps.
