@@ -345,7 +345,8 @@ class TextEnv(gym.Env[str, str]):
         The observation and info are those the reset or step that led there returned (the info
         rebuilt: its own copy), so an episode goes on from here as it went on from there:
         the same actions give the same observations, rewards and infos, and the same seedless
-        resets draw the same tasks. A fresh env (never reset) can restore too.
+        resets draw the same tasks. A fresh env (never reset) can restore too; through ``gym.make``'s
+        wrappers reset it once first, as Gymnasium's order check wants a reset before any step.
 
         Raises:
             TypeError: for an object that is not a snapshot, or a field of the wrong type.
@@ -384,7 +385,6 @@ class TextEnv(gym.Env[str, str]):
         self._np_random, self._np_random_seed = generator, checked.rng_seed
         self.next_task_id = checked.next_task_id
         last = checked.last_info
-        self._last_info = dataclasses.replace(last, extra=copy.deepcopy(last.extra))
         info = self._info(
             action_valid=last.action_valid,
             action=last.action,
