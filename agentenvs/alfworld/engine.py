@@ -380,6 +380,11 @@ class AlfredEngine:
         """
         return self._pddl._pddl_state.replan(self._pddl._entity_infos)
 
+    def state_facts(self) -> list[tuple[str, tuple[str, ...]]]:
+        """The true facts of the current state, sorted: ``(predicate, arguments)``, lower-cased."""
+        facts = self._pddl._pddl_state.facts
+        return sorted({(f.name, tuple(v.name for v in f.arguments)) for f in facts if not f.is_negation})
+
     def plan_operators(self) -> list[str]:
         """The planner's grounded PDDL operators (``"pickupobject agent1 loc_... mug_... "``)."""
         return self._pddl._pddl_state.plan_operators()

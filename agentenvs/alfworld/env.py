@@ -16,13 +16,17 @@ pregenerate ALFWorld-v0`` makes the whole pool ahead of training.
 ``info`` adds ``task_type`` to the contract, and with ``privileged=True`` also
 ``game_file`` (the game's path: the file holds the walkthrough) and ``expert_action`` (the
 walkthrough's next command while the agent follows it; with ``expert_plan=True`` the
-planner's next command once it strays; None when unknown).
+bounded planner's from the current state once it strays; None when there is no plan).
 
 ``info["privileged"]`` (:class:`ALFWorldPrivileged`, with ``privileged=True``; never in an observation) holds the
-rest of the walkthrough while the agent follows it (None once it strays: the planner is
-not asked, its search is unbounded), the goal of the game's PDDL problem (the formula and
-its literals) and the task type. Commands that fail to parse do not move the agent off the
-walkthrough: they change nothing in the game.
+plan from the current state (the walkthrough's rest while the agent follows it; once it strays,
+with ``expert_plan=True``, a plan made from the state by the bounded planner of
+:mod:`agentenvs.alfworld.replanning`; else None), why there is none when there is none, the goal
+of the game's PDDL problem (the formula and its literals) and the task type. Commands that fail
+to parse do not move the agent off the walkthrough: they change nothing in the game.
+
+Snapshots (:meth:`~agentenvs.core.env.TextEnv.snapshot`) replay the admissible commands played
+since the reset (:class:`ALFWorldWorld`): TextWorld's state cannot be copied.
 
 Example:
     >>> import gymnasium as gym, agentenvs
@@ -42,6 +46,7 @@ import json
 import os
 import re
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypedDict
 
@@ -52,9 +57,10 @@ from agentenvs.alfworld.data import (
     normalize_task_types,
     read_task_sentence,
 )
-from agentenvs.core.checks import check_bool, check_choice, check_float, check_int, check_path
+from agentenvs.core.checks import check_bool, check_choice, check_float, check_int, check_path, shown
 from agentenvs.core.env import Outcome, TextEnv
 from agentenvs.core.paths import data_folder
+from agentenvs.core.snapshots import WorldState
 
 DATA_ENV_VAR = "ALFWORLD_DATA"
 
@@ -63,10 +69,15 @@ class ALFWorldPrivileged(TypedDict):
     """``info["privileged"]`` of ALFWorld-v0.
 
     Attributes:
-        expert_plan: The walkthrough's commands from the current state while every
-            command so far followed it (``[]`` once the game is won); None once the agent
-            strayed, or for a game without a walkthrough. Never planned here: the
-            planner's search has no time or memory bound.
+        expert_plan: Commands that win from the current state (``[]`` once the game is
+            won): the walkthrough's rest while every command so far followed it; once the
+            agent strays, with ``expert_plan=True``, a plan from the current state by the
+            bounded planner (:mod:`agentenvs.alfworld.replanning`), kept while the agent
+            follows it. None when there is none: ``expert_plan_status`` says why.
+        expert_plan_status: Where ``expert_plan`` comes from: ``"walkthrough"``,
+            ``"planned"`` (the state reduced to the goal), ``"planned on the whole state"``,
+            ``"won"``; or why there is none: ``"not planned: ..."`` (``expert_plan=False``),
+            ``"unsolvable: ..."``, ``"planner limit: ..."`` (the time or memory limit).
         goal: The ``(:goal ...)`` formula of the game's PDDL problem, on one line.
         goal_facts: The literals of that formula in order, each once (e.g.
             ``"(objectType ?o MugType)"``, ``"(inReceptacle ?o ?r)"``,
@@ -75,6 +86,7 @@ class ALFWorldPrivileged(TypedDict):
     """
 
     expert_plan: list[str] | None
+    expert_plan_status: str
     goal: str
     goal_facts: list[str]
     task_type: str
@@ -132,6 +144,22 @@ def pddl_goal(problem: str) -> tuple[str, list[str]]:
     return render(formula), list(literals)
 
 
+@dataclass(frozen=True)
+class ALFWorldWorld(WorldState):
+    """ALFWorld-v0's part of a snapshot: the admissible commands played since the reset, in order.
+
+    TextWorld's game state lives partly in the planner library's C state, which cannot be copied
+    or sent to another process, so a restore **replays** these commands from the game's reset
+    (inadmissible commands change nothing in the game and are not kept). Its cost grows with the
+    turn: ``benchmarks/env_snapshots.py`` measures it.
+    """
+
+    commands: tuple[str, ...] = ()
+    plan: tuple[str, ...] | None = None
+    plan_position: int = 0
+    plan_status: str = ""
+
+
 SPLIT_SEED_OFFSETS = {"train": 0, "eval_in_distribution": 1_000_003, "eval_out_of_distribution": 2_000_003}
 """What each split adds to ``generator_seed``: the generated pools of different splits are drawn apart."""
 
@@ -170,9 +198,13 @@ class ALFWorldEnv(TextEnv):
         reward_on_win: Reward of the step that wins.
         max_turns: Steps before truncation (ALFWorld's evaluations use 50).
         action_format: How raw model output becomes a command (default ``"raw"``).
-        expert_plan: Ask the planner for ``expert_action`` once off the walkthrough.
-            That search runs in this process on the whole game, without the
-            generator's bounds: on large generated scenes it may take long.
+        expert_plan: Once the agent leaves the walkthrough, plan from the current state
+            for ``expert_action`` and ``info["privileged"]["expert_plan"]``: the state reduced
+            to the goal, planned and checked in the generator's child process under
+            ``planner_time_limit_s`` and ``planner_memory_limit_mb``
+            (:mod:`agentenvs.alfworld.replanning`); plans are kept per state and followed
+            without planning again. Off by default: a plan costs about a second (official games)
+            to several (generated scenes), most of it the check on the whole state.
         prefetch: Translate the next seeded game in a helper process (not inside
             daemonic processes such as ``AsyncVectorEnv`` workers).
         translation_cache_size: Games whose translation the engine keeps.
@@ -224,6 +256,7 @@ class ALFWorldEnv(TextEnv):
             owner, "planner_time_limit_s", planner_time_limit_s, minimum=0.0, min_inclusive=False
         )
         planner_memory_limit_mb = check_int(owner, "planner_memory_limit_mb", planner_memory_limit_mb, minimum=64)
+        self._planner_limits = (planner_time_limit_s, planner_memory_limit_mb)
         self.reward_on_win = check_float(owner, "reward_on_win", reward_on_win)
         self.expert_plan = check_bool(owner, "expert_plan", expert_plan)
         self._prefetch = check_bool(owner, "prefetch", prefetch)
@@ -241,6 +274,12 @@ class ALFWorldEnv(TextEnv):
         if source == "data" and data_path is None:
             raise ValueError(f"{owner}: source='data' needs data_path or ${DATA_ENV_VAR}")
         self.source = source
+        # What the games are made of: a snapshot restores only into an env playing the same ones.
+        self._scope = repr(
+            (source, str(Path(data_path).expanduser().resolve()))
+            if data_path is not None
+            else (source, generated_pool_seed(generator_seed, self.split))
+        )
         if data_path is not None:
             self._games: dict[str, GameRecord] = {g.task_id: g for g in find_games(data_path, split, self.task_types)}
             self._generated = None
@@ -260,9 +299,14 @@ class ALFWorldEnv(TextEnv):
         self._engine = None  # built on first reset, so constructing and pickling stay cheap
         self._task_sentences: dict[str, str] = {}
         self._admissible: list[str] = []
-        self._walkthrough: list[str] = []
-        self._on_walkthrough = True
-        self._walkthrough_position = 0  # walkthrough commands executed, in order, this episode
+        # The plan the agent is followed on: the walkthrough at reset, a plan from a state once replanned.
+        self._plan: list[str] | None = None  # None: none, or the agent left it (planned again when asked)
+        self._plan_position = 0  # plan commands executed, in order, since it was made
+        self._plan_status = "not planned: no episode"
+        self._replanner: Any = None  # a Replanner, started on the first plan
+        self._plans: dict[tuple[str, frozenset[tuple[str, tuple[str, ...]]]], Any] = {}  # (task, state) -> PlanResult
+        self._game_data: dict[str, Any] = {}  # the current game's file content (what a plan is made from)
+        self._played: list[str] = []  # admissible commands executed this episode (what a restore replays)
         self._goals: dict[str, tuple[str, list[str]]] = {}  # task id -> pddl_goal() of its game
         self._episode_goal: dict[str, Any] = {}
 
@@ -281,33 +325,45 @@ class ALFWorldEnv(TextEnv):
         return self._task_sentences[task_id]
 
     def _begin(self, task_id: str) -> tuple[str, dict[str, Any]]:
+        observation = self._start_game(task_id)
+        self._prefetch_next()
+        return observation, self._extra(task_id)
+
+    def _start_game(self, task_id: str) -> str:
+        """Loads and resets ``task_id``'s game and this episode's records; returns the first observation."""
         engine = self._get_engine()
         game_file = self._game_file(task_id)
         observation, infos = engine.start(game_file)
         self._admissible = list(infos["admissible_commands"])
-        self._walkthrough = list(engine.walkthrough or [])
-        self._on_walkthrough = bool(self._walkthrough)
-        self._walkthrough_position = 0
+        walkthrough = list(engine.walkthrough or [])
+        self._plan = walkthrough or None
+        self._plan_position = 0
+        self._plan_status = "walkthrough" if walkthrough else "not planned: the game has no walkthrough"
+        self._played = []
         if task_id not in self._goals:
             with open(game_file, encoding="utf-8") as handle:
                 self._goals[task_id] = pddl_goal(json.load(handle).get("pddl_problem", ""))
         goal, goal_facts = self._goals[task_id]
         self._episode_goal = {"goal": goal, "goal_facts": goal_facts, "task_type": self._games[task_id].task_type}
-        self._prefetch_next()
-        return observation, self._extra(task_id)
+        return observation
+
+    def _play(self, command: str) -> tuple[str, bool, bool]:
+        """Executes ``command`` in the game and keeps this episode's records; (observation, done, won)."""
+        valid = command.strip() in self._admissible
+        if valid:  # an inadmissible command changes nothing ("Nothing happens."): not replayed either
+            self._played.append(command.strip())
+            plan, position = self._plan, self._plan_position
+            if plan is not None and position < len(plan) and command.strip() == plan[position]:
+                self._plan_position += 1
+            elif plan is not None:
+                self._plan, self._plan_position, self._plan_status = None, 0, "left the plan"
+        observation, _, done, infos = self._get_engine().step(command)
+        self._admissible = list(infos["admissible_commands"])
+        return observation, bool(done), bool(infos["won"])
 
     def _act(self, action: str) -> Outcome:
-        engine = self._get_engine()
         valid = action.strip() in self._admissible
-        if self._on_walkthrough and valid:  # an inadmissible command changes nothing ("Nothing happens.")
-            position = self._walkthrough_position
-            if position < len(self._walkthrough) and action.strip() == self._walkthrough[position]:
-                self._walkthrough_position += 1
-            else:
-                self._on_walkthrough = False
-        observation, _, done, infos = engine.step(action)
-        self._admissible = list(infos["admissible_commands"])
-        won = bool(infos["won"])
+        observation, done, won = self._play(action)
         extra = self._extra(str(self._task_id), done=won)
         if not valid:
             extra["error"] = f"{action.strip()!r} is not an admissible command"
@@ -323,13 +379,104 @@ class ALFWorldEnv(TextEnv):
     def _admissible_actions(self) -> list[str] | None:
         return list(self._admissible)
 
+    def _snapshot_scope(self) -> str:
+        return self._scope
+
+    def _snapshot_world(self) -> ALFWorldWorld:
+        plan = None if self._plan is None else tuple(self._plan)
+        return ALFWorldWorld(tuple(self._played), plan, self._plan_position, self._plan_status)
+
+    def _restore_world(self, task_id: str, world: WorldState) -> None:
+        """Replays ``world.commands`` from the reset of ``task_id``'s game (see :class:`ALFWorldWorld`).
+
+        A command that is not admissible where it is replayed (a forged or foreign snapshot) raises
+        ``ValueError``, and the env's own episode is replayed back.
+        """
+        if not isinstance(world, ALFWorldWorld):
+            raise TypeError(f"EnvSnapshot.world must be an ALFWorldWorld, got {type(world).__name__}")
+        commands = world.commands
+        if not isinstance(commands, tuple) or not all(isinstance(command, str) for command in commands):
+            raise TypeError(f"ALFWorldWorld.commands must be a tuple of str, got {shown(commands)}")
+        plan = world.plan
+        if plan is not None and not (isinstance(plan, tuple) and all(isinstance(command, str) for command in plan)):
+            raise TypeError(f"ALFWorldWorld.plan must be a tuple of str or None, got {shown(plan)}")
+        position, status = world.plan_position, world.plan_status
+        if isinstance(position, bool) or not isinstance(position, int) or not 0 <= position <= len(plan or ()):
+            raise ValueError(f"ALFWorldWorld.plan_position must be an index into plan, got {shown(position)}")
+        if not isinstance(status, str):
+            raise TypeError(f"ALFWorldWorld.plan_status must be a str, got {shown(status)}")
+        if len(commands) > self.max_turns:
+            raise ValueError(
+                f"ALFWorldWorld.commands must hold at most max_turns={self.max_turns} commands, got {len(commands)}"
+            )
+        own = None if self._task_id is None else (self._task_id, self._snapshot_world())
+        try:
+            self._replay(task_id, commands)
+        except ValueError:
+            if own is not None:
+                self._replay(own[0], own[1].commands)
+                self._set_plan(own[1])
+            raise
+        self._set_plan(world)
+
+    def _set_plan(self, world: ALFWorldWorld) -> None:
+        # The plan is the one the episode had (made from an earlier state, perhaps): a replay would
+        # plan again only where asked, so it is put back rather than made anew.
+        self._plan = None if world.plan is None else list(world.plan)
+        self._plan_position, self._plan_status = world.plan_position, world.plan_status
+
+    def _replay(self, task_id: str, commands: tuple[str, ...]) -> None:
+        self._start_game(task_id)
+        for number, command in enumerate(commands):
+            if command not in self._admissible:
+                raise ValueError(
+                    f"ALFWorldWorld.commands[{number}] must be admissible where it is replayed in {task_id}, "
+                    f"got {shown(command)}"
+                )
+            _, done, won = self._play(command)
+            if (done or won) and number < len(commands) - 1:
+                raise ValueError(
+                    f"ALFWorldWorld.commands must end where the game ends (command {number} of "
+                    f"{len(commands)} ends {task_id})"
+                )
+
     def _privileged(self) -> Mapping[str, Any]:
-        plan: list[str] | None = None
+        plan = self._current_plan()
+        return {"expert_plan": plan, "expert_plan_status": self._plan_status, **self._episode_goal}
+
+    def _current_plan(self) -> list[str] | None:
+        """The commands that win from here ([] once won), planning from this state when needed and allowed."""
         if self._won:
-            plan = []
-        elif self._on_walkthrough:
-            plan = self._walkthrough[self._walkthrough_position :]
-        return {"expert_plan": plan, **self._episode_goal}
+            self._plan_status = "won"
+            return []
+        if self._plan is not None and self._plan_position < len(self._plan):
+            return self._plan[self._plan_position :]
+        if not self.expert_plan:
+            self._plan_status = "not planned: off the walkthrough (expert_plan=False)"
+            return None
+        result = self._plan_from_here()
+        self._plan, self._plan_position, self._plan_status = result.plan and list(result.plan), 0, result.status
+        return None if self._plan is None else list(self._plan)
+
+    def _plan_from_here(self) -> Any:
+        """The bounded planner's :class:`~agentenvs.alfworld.replanning.PlanResult` for the current state (cached)."""
+        from agentenvs.alfworld.replanning import Replanner
+        from agentenvs.alfworld.verifier import PlannerLimits, PlannerProcess
+
+        task_id = str(self._task_id)
+        facts = self._get_engine().state_facts()
+        key = (task_id, frozenset(facts))
+        if key not in self._plans:
+            if self._game_data.get("task_id") != task_id:
+                with open(self._game_file(task_id), encoding="utf-8") as handle:
+                    self._game_data = {"task_id": task_id, "game": json.load(handle)}
+            if self._replanner is None:
+                self._replanner = Replanner(PlannerProcess(PlannerLimits(*self._planner_limits)))
+            goal = self._episode_goal.get("goal", "")
+            self._plans[key] = self._replanner.plan(self._game_data["game"], facts, goal)
+            if len(self._plans) > 256:  # a bound for long random walks: the oldest state goes
+                self._plans.pop(next(iter(self._plans)))
+        return self._plans[key]
 
     def close(self) -> None:
         """Stops the engine's prefetch process and the generator's planner process."""
@@ -337,6 +484,9 @@ class ALFWorldEnv(TextEnv):
             self._engine.close()
         if self._generated is not None:
             self._generated.close()
+        if self._replanner is not None:
+            self._replanner.close()
+            self._replanner = None
         super().close()
 
     # -- helpers ----------------------------------------------------------------------
@@ -367,17 +517,14 @@ class ALFWorldEnv(TextEnv):
         }
 
     def expert_action(self) -> str | None:
-        """The walkthrough's next command while the agent follows it (the planner's with
-        ``expert_plan=True`` once off it; else None), as ``info["expert_action"]``."""
+        """The first command of ``info["privileged"]["expert_plan"]``: the walkthrough's next while the
+        agent follows it; once off it, with ``expert_plan=True``, the bounded planner's from this state
+        (None when there is no plan: the status says why), as ``info["expert_action"]``."""
         return None if self._done or self.task_id is None else self._expert_action()
 
     def _expert_action(self) -> str | None:
-        if self._on_walkthrough and self._walkthrough_position < len(self._walkthrough):
-            return self._walkthrough[self._walkthrough_position]
-        if self.expert_plan:
-            plan = self._get_engine().plan()
-            return plan[0] if plan else None
-        return None
+        plan = self._current_plan()
+        return plan[0] if plan else None
 
     def _prefetch_next(self) -> None:
         """Translates the game the next seeded reset will draw, while the agent plays."""

@@ -20,10 +20,15 @@ JSON dict whose schema each env documents; ``{}`` for an env that defines none; 
 :mod:`agentenvs.core.privileged`), and the env's other :attr:`TextEnv.privileged_info_keys`
 (SearchQA's ``gold_answers``, ALFWorld's ``expert_action`` and ``game_file``). A subclass
 returns the dict from :meth:`TextEnv._privileged`; every info gets its own copy.
+
+:meth:`TextEnv.snapshot` and :meth:`TextEnv.restore` save and put back the state of an episode
+(:mod:`agentenvs.core.snapshots`); an env implements its part with :meth:`TextEnv._snapshot_world`,
+:meth:`TextEnv._restore_world` and :meth:`TextEnv._snapshot_scope`.
 """
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import inspect
 from collections.abc import Mapping, Sequence
@@ -37,6 +42,16 @@ from agentenvs.core.actions import ACTION_FORMATS
 from agentenvs.core.checks import check_bool, check_choice, check_int, shown
 from agentenvs.core.parsers import Projection, sanitize_model_text
 from agentenvs.core.privileged import PRIVILEGED_KEY, copy_json
+from agentenvs.core.snapshots import (
+    SNAPSHOT_FORMAT,
+    EnvSnapshot,
+    LastInfo,
+    WorldState,
+    check_snapshot,
+    class_name,
+    restored_rng,
+    rng_state,
+)
 from agentenvs.core.spaces import TextSpace
 
 
@@ -121,6 +136,7 @@ class TextEnv(gym.Env[str, str]):
         self._done = True
         self._won = False
         self._last_observation = ""
+        self._last_info = LastInfo()
 
     # -- what subclasses implement -------------------------------------------------
     @property
@@ -153,6 +169,25 @@ class TextEnv(gym.Env[str, str]):
         under ``"privileged"``, so returning the same dict every time is fine.
         """
         return {}
+
+    def _snapshot_scope(self) -> str:
+        """What this env's world is made of (the settings that build its catalogue, corpus or games).
+
+        A snapshot restores only into an env of the same class whose scope is equal.
+        """
+        raise NotImplementedError(f"{type(self).__name__} does not support snapshots")
+
+    def _snapshot_world(self) -> WorldState:
+        """The env's own state now, as a value that shares nothing mutable with the env."""
+        raise NotImplementedError(f"{type(self).__name__} does not support snapshots")
+
+    def _restore_world(self, task_id: str, world: WorldState) -> None:
+        """Puts the env's own state back to ``world`` for ``task_id`` (a task of this env).
+
+        Check ``world`` first: a bad one raises ``TypeError``/``ValueError`` naming the field and
+        leaves the env as it was.
+        """
+        raise NotImplementedError(f"{type(self).__name__} does not support snapshots")
 
     def expert_action(self) -> str | None:
         """The env's own expert's next action from the current state (None: no expert, or done).
@@ -217,9 +252,10 @@ class TextEnv(gym.Env[str, str]):
         self._turn = 0
         self._done = False
         self._won = False
+        self._terminated = self._truncated = False
         observation, extra = self._begin(self._task_id)
         self._last_observation = observation
-        info = self._info(action_valid=True, projection=None, extra=extra)
+        info = self._info(action_valid=True, action="", span=None, extra=extra)
         if self.render_mode == "human":
             self.render()
         return observation, info
@@ -263,10 +299,99 @@ class TextEnv(gym.Env[str, str]):
         truncated = not terminated and self._turn >= self.max_turns
         self._done, self._terminated, self._truncated = terminated or truncated, terminated, truncated
         self._last_observation = outcome.observation
-        info = self._info(action_valid=outcome.action_valid, projection=projection, extra=outcome.info)
+        span = projection.span if projection.valid else None
+        info = self._info(
+            action_valid=outcome.action_valid,
+            action=projection.action,
+            span=None if span is None else (span.start, span.end),
+            extra=outcome.info,
+        )
         if self.render_mode == "human":
             self.render()
         return outcome.observation, float(outcome.reward), terminated, truncated, info
+
+    def snapshot(self) -> EnvSnapshot:
+        """The state of the current episode, as one picklable value (see :mod:`agentenvs.core.snapshots`).
+
+        It holds the task, turn, the episode's end, the last observation and info, the env's
+        generator and the env's own state (nothing it shares with the env), so it can be kept,
+        restored any number of times, and sent to another process holding an env built alike.
+
+        Raises:
+            gymnasium.error.ResetNeeded: before the first reset (there is no episode to save).
+        """
+        if self._task_id is None:
+            raise gym.error.ResetNeeded(f"{type(self).__name__}: call reset() before snapshot()")
+        return EnvSnapshot(
+            format=SNAPSHOT_FORMAT,
+            env_class=class_name(type(self)),
+            scope=self._snapshot_scope(),
+            task_id=self._task_id,
+            turn=self._turn,
+            terminated=self._terminated,
+            truncated=self._truncated,
+            won=self._won,
+            observation=self._last_observation,
+            last_info=dataclasses.replace(self._last_info, extra=copy.deepcopy(self._last_info.extra)),
+            rng_state=rng_state(self.np_random),
+            rng_seed=self._np_random_seed,
+            next_task_id=self.next_task_id,
+            world=self._snapshot_world(),
+        )
+
+    def restore(self, snapshot: EnvSnapshot) -> tuple[str, dict[str, Any]]:
+        """Puts the env back into the state of ``snapshot`` and returns its ``(observation, info)``.
+
+        The observation and info are those the reset or step that led there returned (the info
+        rebuilt: its own copy), so an episode goes on from here as it went on from there:
+        the same actions give the same observations, rewards and infos, and the same seedless
+        resets draw the same tasks. A fresh env (never reset) can restore too; through ``gym.make``'s
+        wrappers reset it once first, as Gymnasium's order check wants a reset before any step.
+
+        Raises:
+            TypeError: for an object that is not a snapshot, or a field of the wrong type.
+            ValueError: for a snapshot of another env class, world (catalogue, corpus, games) or
+                task set, or one whose state this env cannot be in; the message names the field.
+                The env is then as it was.
+
+        Example:
+            >>> import gymnasium as gym, agentenvs
+            >>> env = gym.make("SearchQA-v0")
+            >>> _ = env.reset(seed=0)
+            >>> snapshot = env.unwrapped.snapshot()
+            >>> first = env.step("<search>capital</search>")
+            >>> observation, info = env.unwrapped.restore(snapshot)
+            >>> env.step("<search>capital</search>")[0] == first[0], info["turn"]
+            (True, 0)
+        """
+        checked = check_snapshot(snapshot, env_class=type(self), scope=self._snapshot_scope(), max_turns=self.max_turns)
+        if not self._has_task(checked.task_id):
+            raise ValueError(
+                f"EnvSnapshot.task_id must be one of this env's tasks ({len(self.task_ids)} tasks; see "
+                f"env.unwrapped.task_ids), got {shown(checked.task_id)}"
+            )
+        if checked.next_task_id is not None and not self._has_task(checked.next_task_id):
+            raise ValueError(
+                f"EnvSnapshot.next_task_id must be one of this env's tasks, got {shown(checked.next_task_id)}"
+            )
+        generator = restored_rng(checked.rng_state)
+        self._restore_world(checked.task_id, checked.world)
+        self._task_id = checked.task_id
+        self._turn = checked.turn
+        self._terminated, self._truncated = checked.terminated, checked.truncated
+        self._done = checked.done
+        self._won = checked.won
+        self._last_observation = checked.observation
+        self._np_random, self._np_random_seed = generator, checked.rng_seed
+        self.next_task_id = checked.next_task_id
+        last = checked.last_info
+        info = self._info(
+            action_valid=last.action_valid,
+            action=last.action,
+            span=last.action_span,
+            extra=copy.deepcopy(last.extra),
+        )
+        return self._last_observation, info
 
     def render(self) -> str | None:
         """The current observation and turn as text: returned with ``render_mode="ansi"``,
@@ -312,10 +437,12 @@ class TextEnv(gym.Env[str, str]):
             )
         return task_id
 
-    def _info(self, *, action_valid: bool, projection: Projection | None, extra: dict[str, Any]) -> dict[str, Any]:
+    def _info(
+        self, *, action_valid: bool, action: str, span: tuple[int, int] | None, extra: dict[str, Any]
+    ) -> dict[str, Any]:
         assert self._task_id is not None, "info is built after reset() only"
+        self._last_info = LastInfo(bool(action_valid), action, span, extra)
         admissible = self._admissible_actions() if not self._done else None
-        span = projection.span if projection is not None and projection.valid else None
         info: dict[str, Any] = {
             "task_id": self._task_id,
             "task": self._task_text(self._task_id),
@@ -323,8 +450,8 @@ class TextEnv(gym.Env[str, str]):
             "won": self._won,
             "action_valid": bool(action_valid),
             "admissible_actions": None if admissible is None else list(admissible),
-            "action": projection.action if projection is not None else "",
-            "action_span": None if span is None else (span.start, span.end),
+            "action": action,
+            "action_span": span,
         }
         info.update(extra)
         if self.privileged:

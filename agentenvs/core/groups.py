@@ -126,6 +126,11 @@ class GroupVectorEnv(VectorWrapper):
         """The tasks the groups can play (the sub-envs' common pool)."""
         return tuple(self.env.get_attr("task_ids")[0])
 
+    def call(self, name: str, *args: Any, **kwargs: Any) -> tuple[Any, ...]:
+        """Calls method ``name`` of every sub-env with the same arguments, in sub-env order (the vector env's
+        ``call``: e.g. ``call("snapshot")``, ``call("restore", snapshot)``, ``call("expert_action")``)."""
+        return tuple(self.env.call(name, *args, **kwargs))
+
     def group_slices(self) -> list[slice]:
         """Sub-env index ranges of each group."""
         return [slice(g * self.group_size, (g + 1) * self.group_size) for g in range(self.num_groups)]

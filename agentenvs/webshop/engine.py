@@ -215,6 +215,43 @@ class WebShopEngine:
         return ShopSession(self, goal, session_id, results_per_page=results_per_page)
 
 
+@dataclass(frozen=True)
+class ShopState:
+    """A :class:`ShopSession`'s state as a value (what a snapshot keeps; the page is rebuilt from it).
+
+    Attributes:
+        page_kind: The page shown (``search``, ``results``, ``item``, ``sub`` or ``done``).
+        keywords: The last search's normalised query.
+        page_number: The results page number.
+        asin: The product opened (item and sub-pages), or None.
+        options: The options chosen, as ``(option name, value)`` pairs in choice order.
+        sub_page: The sub-page shown ("" unless ``page_kind == "sub"``).
+        visited: The products opened since the last ``Back to Search``, sorted.
+        reward: The purchase's reward (``page_kind == "done"`` only).
+    """
+
+    page_kind: str = "search"
+    keywords: str = ""
+    page_number: int = 1
+    asin: str | None = None
+    options: tuple[tuple[str, str], ...] = ()
+    sub_page: str = ""
+    visited: tuple[str, ...] = ()
+    reward: Reward | None = None
+
+
+_STATE_TYPES: dict[str, tuple[type, ...]] = {
+    "page_kind": (str,),
+    "keywords": (str,),
+    "page_number": (int,),
+    "asin": (str, type(None)),
+    "options": (tuple,),
+    "sub_page": (str,),
+    "visited": (tuple,),
+    "reward": (Reward, type(None)),
+}
+
+
 @dataclass
 class ShopSession:
     """One shopper's state (see the module docstring for the rules)."""
@@ -246,6 +283,97 @@ class ShopSession:
             return []
         actions = ["search[<query>]"] if self.page.kind == "search" else []
         return actions + [f"click[{c.text}]" for c in self.clickables.values()]
+
+    def state(self) -> ShopState:
+        """This session's state as a value (:meth:`restore` puts it back)."""
+        return ShopState(
+            page_kind=self.page.kind,
+            keywords=self.keywords,
+            page_number=self.page_number,
+            asin=self.asin,
+            options=tuple(self.options.items()),
+            sub_page=self.page.sub_page,
+            visited=tuple(sorted(self.visited)),
+            reward=self.reward,
+        )
+
+    def restore(self, state: ShopState) -> None:
+        """Puts this session into ``state``, its page rebuilt from the engine's catalogue.
+
+        Raises:
+            TypeError: for a field of the wrong type.
+            ValueError: for a state no shopper can reach in this shop (an unknown product,
+                option or page); the session is then unchanged.
+        """
+        page = self._checked_page(state)
+        self.keywords, self.page_number, self.asin = state.keywords, state.page_number, state.asin
+        self.options, self.visited = dict(state.options), set(state.visited)
+        self.done, self.reward = state.reward is not None, state.reward
+        self.page = page
+
+    def _checked_page(self, state: ShopState) -> Page:
+        """The page of ``state`` (built, not shown), after checking every field."""
+        if not isinstance(state, ShopState):
+            raise TypeError(f"WebShopWorld.session must be a ShopState, got {type(state).__name__}")
+        for name, types in _STATE_TYPES.items():
+            value = getattr(state, name, None)
+            if not isinstance(value, types) or (name == "page_number" and isinstance(value, bool)):
+                raise TypeError(f"ShopState.{name} must be {' or '.join(t.__name__ for t in types)}, got {value!r:.80}")
+
+        def require(ok: bool, name: str, requirement: str) -> None:
+            if not ok:
+                raise ValueError(f"ShopState.{name} must be {requirement}, got {getattr(state, name)!r:.80}")
+
+        kind = state.page_kind
+        require(kind in ("search", "results", "item", "sub", "done"), "page_kind", "a page of the shop")
+        require(state.page_number >= 1, "page_number", "an integer >= 1")
+        require(all(asin in self.engine.products for asin in state.visited), "visited", "products of this shop")
+        require((state.reward is not None) == (kind == "done"), "reward", "set on the done page only")
+        require((state.asin is not None) == (kind in ("item", "sub", "done")), "asin", "set once a product is open")
+        require(state.asin is None or state.asin in self.engine.products, "asin", "a product of this shop")
+        require(kind in ("item", "sub", "done") or not state.options, "options", "empty without an open product")
+        require(state.sub_page in ((*SUB_PAGES,) if kind == "sub" else ("",)), "sub_page", "the sub-page shown")
+        product = self.engine.products[state.asin] if state.asin is not None else None
+        require(
+            all(
+                isinstance(pair, tuple)
+                and len(pair) == 2
+                and product is not None
+                and pair[1] in product.options.get(pair[0], ())
+                for pair in state.options
+            ),
+            "options",
+            "(name, value) pairs of the product's options",
+        )
+        instruction = self.goal.instruction_text
+        if kind == "search":
+            return Page(kind="search", instruction=instruction, session_id=self.session_id)
+        if kind == "done":
+            assert state.reward is not None
+            return Page(
+                kind="done",
+                instruction=instruction,
+                session_id=self.session_id,
+                reward=state.reward.total,
+                reward_info=state.reward.as_info(),
+            )
+        if kind == "results":
+            page = self.engine.results_page(
+                instruction, state.keywords, state.page_number, self.session_id, self.results_per_page
+            )
+        else:
+            assert state.asin is not None
+            page = self.engine.item_page(
+                instruction,
+                state.asin,
+                state.keywords,
+                state.page_number,
+                dict(state.options),
+                self.session_id,
+                state.sub_page,
+            )
+        page.visited = frozenset(state.visited)
+        return page
 
     def step(self, action: str) -> None:
         """Executes ``search[...]`` or ``click[...]`` (raises :class:`InvalidAction`)."""
