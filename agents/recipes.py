@@ -71,9 +71,10 @@ def _warm_start_then_grpo(
             learning_rate=1e-3,  # the recipe's own optimiser and seed, not GRPOConfig's TRL defaults
             lr_scheduler_type="constant",
             seed=0,
-            # Actions copy ids and names from the page: drafts copied from the context make greedy
-            # evaluation 0.65x and sampling 0.71x the time per token (benchmarks/decode_levers.py).
-            prompt_lookup_num_tokens=4,
+            # No prompt-lookup drafts: measured in one sitting they made the warm start's greedy evaluation
+            # 0.89x, the base model's 1.25x (its drafts are rejected) and an RL step 1.04x the time
+            # (benchmarks/decode_levers.py, benchmarks/multiturn_step.py): no gain end to end.
+            prompt_lookup_num_tokens=0,
             lora=True,
             lora_top_layers=4,
             micro_batch_size=8,

@@ -1,53 +1,48 @@
-"""One GRPO training step on WebShop-v0: today's per-turn rollout and update vs the modes that recompute nothing.
+"""One GRPO training step of the quick start's WebShop recipe: each rollout/update path and lever, same seeds.
 
-Modes, each from the same seeds (tasks, sampling, LoRA initialisation), in one process with the
-weights restored in between:
+Modes, each one ``train_step`` from the same warm start, seeds (tasks, sampling) and LoRA
+weights, in one process:
 
-- ``today``: per-turn prompts (task and history re-rendered every turn), every row prefilled,
-  Hugging Face's concatenating KV cache, the update runs the whole model over every row's
-  prompt and response;
-- ``per_turn+trunk``: the same prompts and the same sampled tokens, a group's shared first
-  prompt prefilled once, the KV cache grown in place, and the update runs only the LoRA layers
-  on the frozen trunk's kept hidden states (``trunk_cache``);
-- ``conversation+trunk``: one chat per episode over one KV cache (only each turn's new tokens
-  are encoded; ``rollout_mode="conversation"``), shared first prompts, and the update scores a
-  whole trajectory in one pass of the LoRA layers on kept trunk states. Its prompts differ from
-  the per-turn ones, so it samples other tokens (same seeds).
+- ``plain``: per-turn prompts, every row prefilled, Hugging Face's concatenating KV cache, and
+  an update that runs the whole model over every row's prompt and response;
+- ``trunk``: the same prompts and sampled tokens, a group's shared first prompt prefilled once,
+  the KV cache grown in place, and an update that runs only the LoRA layers on the frozen
+  trunk's kept hidden states (``trunk_cache``): the quick start's path when issue #27 was filed
+  (95e5ccf), the ratios' reference;
+- ``trunk+drafts``: plus prompt-lookup drafts (``prompt_lookup_num_tokens=4``); under sampling
+  they draw other random numbers, so other tokens (same distribution);
+- ``conversation+drafts``: one chat per episode over one KV cache (``rollout_mode="conversation"``:
+  only each turn's new tokens encoded) with drafts. Its prompts are not the ones the warm start
+  was cloned on, so it samples other (longer) episodes.
 
 Printed per mode: wall seconds of collect / credit / update and the step, tokens fed to the first
 decoder layer, layer-tokens (tokens times the decoder layers they pass, padding included) and
-LM-head rows, per phase, and ratios to ``today``.
+LM-head rows, per phase, and ratios to ``trunk``.
 
-Usage (the figures below):
-    nice -n 10 .venv/bin/python benchmarks/multiturn_step.py --model smollm2-135m
+Usage (the warm start: the quick start's ``sft`` folder)::
 
-Measured once (2026-12-01; SmolLM2-135M, 30 layers, LoRA r=16 on the top 6; 2 groups x 4 rollouts,
-up to 8 turns, 24 new tokens; 2 CPU cores shared with other jobs, load average 4-6, so every
-wall time is ~3x what an idle machine gives and carries ~15% noise)::
+    PYTHONPATH=$PWD .venv/bin/python benchmarks/multiturn_step.py --model runs/quickstart-webshop/sft
+
+Measured once (2026-12-03, Intel(R) Xeon(R) Processor, 2 cores, idle but for nice-19 jobs;
+SmolLM2-135M warm start, LoRA on the top 4 of 30 layers; 4 goals x 4 rollouts, up to 5 turns,
+32 new tokens)::
 
     mode                 turns resp tok collect s credit s update s  step s    tokens   layer-tok
-    today                   64     1428     427.6      0.0    193.0   620.6     43960     1318800
-      collect                                                                   20736      622080
-      update                                                                    23224      696720
-    per_turn+trunk          64     1428     428.7      0.0     80.6   509.3     19968      737760
-      collect                                                                   19968      599040
-      update                                                                        0      138720
-    conversation+trunk      64     1527     417.1      0.0     29.8   446.9      7216      264336
-      collect                                                                    7216      216480
-      update                                                                        0       47856
+    plain                   66      878      43.2      0.0     36.2    79.4     49541     1486230
+    trunk                   66      878      36.9      0.0     10.4    47.3     19453      684866
+    trunk+drafts            66      915      38.0      0.0     11.3    49.3     23809      821970
+    conversation+drafts     80     1113      58.5      0.0     13.9    72.4     26060      876744
 
-    per_turn+trunk      step 0.82x, layer-tokens 0.56x (update 0.42x; same sampled tokens)
-    conversation+trunk  step 0.72x, layer-tokens 0.20x (update 0.15x; other sampled tokens)
+    plain                step 1.68x, layer-tokens 2.17x (collect 1.17x, update 3.47x; same sampled tokens)
+    trunk+drafts         step 1.04x, layer-tokens 1.20x (collect 1.03x, update 1.08x; other sampled tokens)
+    conversation+drafts  step 1.53x, layer-tokens 1.28x (collect 1.59x, update 1.33x; other sampled tokens)
 
-The compute the modes were built to remove is gone (layer-tokens 0.20x, update 0.15x, prompt
-tokens encoded 2.9x fewer), but the step stays at 0.72x, not the 0.4x aimed at, and far above
-30 s: collection is bound by its 8 x 24 = 192 sequential decode steps (8 rows each, every weight
-read once per step), which all modes share: an estimated ~300 of today's 428 collect seconds
-(its 19.2k prefill tokens take ~120 s at the ~160 tokens/s this loaded machine gave), ~380 of the
-conversation's 417 (its decode attends over the whole conversation), so even a free prefill and
-a free update would leave today's step at ~0.5x. Shorter responses (a stop string
-after WebShop's ``search[...]`` / ``click[...]``: the raw format has none, so almost every
-response runs to 24 tokens) or fewer, larger decode batches are what would move it further.
+The trunk cache is the lever that counts (update 0.29x of ``plain``'s). Drafts do not pay under
+sampling at temperature 1 (each pass carries 4 draft tokens per row, and fewer are accepted than
+under greedy decoding: collect 1.03x for about the same time per token), and the conversation
+mode only pays with a warm start cloned on conversations: this one, cloned on per-turn prompts,
+plays longer, worse episodes there (80 turns instead of 66). Collection is the step's cost:
+5 turns of up to 32 sequential decode steps, each reading every weight once.
 """
 
 from __future__ import annotations
@@ -61,21 +56,45 @@ from typing import Any
 
 import torch
 
+from agentenvs.testing.machine import cpu_model
 from agents.agent import build_policy
 from agents.config import GRPOConfig
 from agents.loop.trainer import Trainer
 from agents.policy.decoding import DynamicDecoder
+from agents.policy.speculation import PromptLookup
 
 MODES: dict[str, dict[str, Any]] = {
-    "today": {"rollout_mode": "per_turn", "trunk_cache": False, "share_prompts": False, "grow_in_place": False},
-    "per_turn+trunk": {"rollout_mode": "per_turn", "trunk_cache": True, "share_prompts": True, "grow_in_place": True},
-    "conversation+trunk": {
+    "plain": {
+        "rollout_mode": "per_turn",
+        "trunk_cache": False,
+        "share_prompts": False,
+        "grow_in_place": False,
+        "prompt_lookup_num_tokens": 0,
+    },
+    "trunk": {
+        "rollout_mode": "per_turn",
+        "trunk_cache": True,
+        "share_prompts": True,
+        "grow_in_place": True,
+        "prompt_lookup_num_tokens": 0,
+    },
+    "trunk+drafts": {
+        "rollout_mode": "per_turn",
+        "trunk_cache": True,
+        "share_prompts": True,
+        "grow_in_place": True,
+        "prompt_lookup_num_tokens": 4,
+    },
+    "conversation+drafts": {
         "rollout_mode": "conversation",
         "trunk_cache": True,
         "share_prompts": True,
         "grow_in_place": True,
+        "prompt_lookup_num_tokens": 4,
     },
 }
+BASELINE = "trunk"
+"""The ratios' reference: the quick start's path when issue #27 was filed (95e5ccf)."""
 PHASES = ("collect", "credit", "update")
 
 
@@ -134,6 +153,8 @@ def run_mode(
     policy.generator.manual_seed(config.seed)
     policy.share_prompts = share_prompts
     policy.decoder = DynamicDecoder(policy.model, grow_in_place=grow_in_place)
+    lookup = config.prompt_lookup_num_tokens
+    policy.sampler.prompt_lookup = PromptLookup(lookup) if lookup else None
     trainer = Trainer(policy, "WebShop-v0", config)
     meter = ComputeMeter(policy.model)
     batches: list[Any] = []
@@ -169,13 +190,9 @@ def run_mode(
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--model", default="smollm2-135m")
-    parser.add_argument("--groups", type=int, default=2)
+    parser.add_argument("--model", default="smollm2-135m", help="e.g. a warm start: the quick start's sft folder")
+    parser.add_argument("--groups", type=int, default=4)
     parser.add_argument("--group-size", type=int, default=4)
-    parser.add_argument("--max-turns", type=int, default=8)
-    parser.add_argument("--max-new-tokens", type=int, default=24)
-    parser.add_argument("--top-layers", type=int, default=6, help="LoRA on the last N decoder layers")
-    parser.add_argument("--micro-batch-size", type=int, default=8)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--threads", type=int, default=0, help="torch threads (0: torch's default)")
     parser.add_argument("--modes", nargs="+", default=list(MODES), choices=list(MODES))
@@ -183,14 +200,11 @@ def main() -> None:
     if args.threads:
         torch.set_num_threads(args.threads)
 
-    base = GRPOConfig(
+    # The quick start's WebShop recipe (agents.recipes): 5 turns, 32 new tokens, LoRA on the top 4 layers.
+    base = GRPOConfig.for_env(
+        "WebShop-v0",
         num_groups=args.groups,
         group_size=args.group_size,
-        max_new_tokens=args.max_new_tokens,
-        env_kwargs={"max_turns": args.max_turns},
-        lora=True,
-        lora_top_layers=args.top_layers,
-        micro_batch_size=args.micro_batch_size,
         seed=args.seed,
         progress=False,
         tensorboard=False,
@@ -200,8 +214,8 @@ def main() -> None:
     initial = policy.trainable_state_dict()
     layers = int(policy.model.config.num_hidden_layers)
     print(
-        f"{args.model}: {layers} layers, LoRA on the top {args.top_layers}; WebShop-v0, {args.groups} groups x "
-        f"{args.group_size}, up to {args.max_turns} turns, {args.max_new_tokens} new tokens; "
+        f"{cpu_model()}; {args.model}: {layers} layers, LoRA on the top {base.lora_top_layers}; WebShop-v0 recipe, "
+        f"{args.groups} groups x {args.group_size}, up to {base.max_turns} turns, {base.max_new_tokens} new tokens; "
         f"{torch.get_num_threads()} torch threads"
     )
     results: dict[str, dict[str, Any]] = {}
@@ -230,11 +244,11 @@ def main() -> None:
             else:
                 row = f"{label:<20}{'':>6}{'':>9}{'':>10}{'':>9}{'':>9}{seconds:>8.1f}"
             print(row + f"{tokens:>10}{layer_tokens:>12}{head:>10}")
-    if "today" in results:
-        today = results["today"]
+    if BASELINE in results:
+        today = results[BASELINE]
         base_time = sum(today["metrics"][f"time/{phase}_s"] for phase in PHASES)
         base_layer = sum(today["meter"].get(p, "layer") for p in PHASES)
-        print("\nratios to today (step wall time, layer-tokens; <1 is less):")
+        print(f"\nratios to {BASELINE} (step wall time, layer-tokens; <1 is less):")
         for name, result in results.items():
             step = sum(result["metrics"][f"time/{phase}_s"] for phase in PHASES)
             layer_tokens = sum(result["meter"].get(p, "layer") for p in PHASES)

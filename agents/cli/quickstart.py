@@ -20,7 +20,7 @@ Presets (``python -m agents quickstart --preset NAME``), each an env's recipe fr
   price clauses (``expert_query="product"``: responses of at most ~30 tokens instead of ~50).
   About 250 prompt tokens a turn. The expert is the env's ``expert_action`` (32 episodes, 3 epochs); then
   8 GRPO steps of 4 goals x 4 rollouts. GRPO, not TASPO: TASPO takes its PI from successful
-  siblings, and the warm-started model wins rarely (12 % of held-out goals), so its credit would
+  siblings, and the warm-started model wins rarely (3 % of the report goals, 11 % of the tuning goals), so its credit would
   mostly be GRPO's at the cost of a rescoring pass.
 - ``alfworld``: the same recipe on ALFWorld-v0's generated ``pick_and_place_simple`` games
   (8 turns; the walkthrough needs ~5).
@@ -114,8 +114,8 @@ def _warm_start_then_grpo(env: str, *, total_steps: int, output_dir: str, minute
 
 
 PRESETS: dict[str, Preset] = {
-    # minutes: 7.4 on an idle Intel Xeon (2 cores) with prompt-lookup drafts; before them 9.6 on a
-    # fast machine and 23.8 on a slow AMD EPYC (machines of this kind differ ~2.5x).
+    # minutes: 7.3 on an idle Intel Xeon (2 cores, 2026-12-03); the commit before issue #27's work took
+    # 8.2 there and 23.8 on a slow AMD EPYC (machines of this kind differ ~2.9x).
     "webshop": _warm_start_then_grpo("WebShop-v0", total_steps=8, output_dir="runs/quickstart-webshop", minutes=7.5),
     "alfworld": _warm_start_then_grpo("ALFWorld-v0", total_steps=6, output_dir="runs/quickstart-alfworld", minutes=32),
     "searchqa": Preset(
@@ -151,7 +151,7 @@ def describe(preset: Preset) -> str:
         f"{rl.group_size} rollouts, then evaluate on the same {goals}"
     )
     timing = (
-        f"about {preset.minutes:g} min on 2 idle CPU cores (up to ~2.5x that on a slower machine); "
+        f"about {preset.minutes:g} min on 2 idle CPU cores (up to ~2.9x that on a slower machine); "
         if preset.minutes is not None
         else ""
     )

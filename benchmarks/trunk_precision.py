@@ -1,0 +1,104 @@
+"""Lower-precision weights for the frozen trunk: are they a speed lever for the CPU decode loop?
+
+Issue #27 listed bf16 or int8 weights for the frozen trunk (the layers under the LoRA ones) as a
+lever "if they keep log-probs within tolerance". This measures, on SmolLM2-135M with the quick
+start's shapes (16 rows, a 250-token prompt, 24 decode steps), the prefill and per-step decode
+time of each variant as a ratio to fp32 in the same process, and how far its log-probs move
+(max and mean |Δ log p| over the vocabulary at 120 positions):
+
+- ``int8-trunk``: ``torch.ao.quantization.quantize_dynamic`` (per-channel int8 weights, int8
+  activations quantized per call) on every Linear of the layers under the top 4;
+- ``bf16``: the whole model in bfloat16.
+
+Usage: ``PYTHONPATH=$PWD .venv/bin/python benchmarks/trunk_precision.py``
+
+Measured 2026-12-03, Intel(R) Xeon(R) Processor (2 cores, AMX and AVX-512 bf16; idle but for
+nice-19 jobs; fp32: prefill 4.99 s, decode 105 ms a step)::
+
+    int8-trunk  prefill 0.68x  decode 0.76x  max|dlogp| 16.89  mean 1.178
+    bf16        prefill 0.24x  decode 0.62x  max|dlogp| 1.01  mean 0.066
+
+Neither is used. int8 dynamic quantization moves the log-probs by more than a nat on average
+(SmolLM2's activations have outlier channels that one scale per row cannot hold): a policy
+that samples from other probabilities than it trains on. bf16 is fast on this CPU (AMX tiles)
+and its log-probs move by 0.07 nats on average, up to 1.0 (the whole model in bf16; a bf16
+trunk under fp32 LoRA layers would move them less), but machines of this kind without AVX-512
+bf16 or AMX (the slow AMD EPYC issue #27 was timed on) emulate bf16 and would be slower, and the
+importance ratio would start away from 1 unless the update scored with the same trunk (it does
+with ``trunk_cache``, whose kept states come from the rollout). Left as a measured lever for a
+later change: a bf16 trunk where the CPU has bf16 units, off elsewhere.
+"""
+
+from __future__ import annotations
+
+import argparse
+import copy
+import time
+import warnings
+from collections.abc import Iterator
+
+import torch
+from transformers import AutoModelForCausalLM, DynamicCache
+
+from agentenvs.testing.machine import cpu_model
+from agents.policy.models import resolve_model
+
+
+def variants(base: torch.nn.Module, top_layers: int) -> Iterator[tuple[str, torch.nn.Module]]:
+    yield "fp32", base
+    quantized = copy.deepcopy(base)
+    layers = quantized.model.layers
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # torch.ao.quantization's deprecation notice
+        for index in range(len(layers) - top_layers):
+            layers[index] = torch.ao.quantization.quantize_dynamic(
+                layers[index], {torch.nn.Linear: torch.ao.quantization.per_channel_dynamic_qconfig}, dtype=torch.qint8
+            )
+    yield "int8-trunk", quantized
+    yield "bf16", copy.deepcopy(base).to(torch.bfloat16)
+
+
+@torch.no_grad()
+def measure(model: torch.nn.Module, ids: torch.Tensor, steps: int) -> tuple[float, float, torch.Tensor]:
+    """Prefill seconds, seconds per decode step (second of two runs) and log-probs of a short prefix."""
+    for _ in range(2):
+        started = time.perf_counter()
+        out = model(input_ids=ids, past_key_values=DynamicCache(), use_cache=True)
+        prefill = time.perf_counter() - started
+        token = out.logits[:, -1:].argmax(-1)
+        started = time.perf_counter()
+        for _ in range(steps):
+            out = model(input_ids=token, past_key_values=out.past_key_values, use_cache=True)
+            token = out.logits[:, -1:].argmax(-1)
+        decode = (time.perf_counter() - started) / steps
+    logprobs = torch.log_softmax(model(input_ids=ids[:2, :60]).logits.float(), -1)
+    return prefill, decode, logprobs
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--model", default="smollm2-135m")
+    parser.add_argument("--rows", type=int, default=16)
+    parser.add_argument("--prompt-tokens", type=int, default=250)
+    parser.add_argument("--steps", type=int, default=24)
+    parser.add_argument("--top-layers", type=int, default=4, help="layers left in fp32 (the LoRA ones)")
+    args = parser.parse_args()
+    base = AutoModelForCausalLM.from_pretrained(resolve_model(args.model), dtype=torch.float32).eval()
+    ids = torch.randint(100, 40000, (args.rows, args.prompt_tokens), generator=torch.Generator().manual_seed(0))
+    print(
+        f"{cpu_model()}, {torch.get_num_threads()} threads; {args.model}, {args.rows} rows x {args.prompt_tokens} tokens"
+    )
+    results = {name: measure(model, ids, args.steps) for name, model in variants(base, args.top_layers)}
+    fp32_prefill, fp32_decode, reference = results["fp32"]
+    print(f"fp32        prefill {fp32_prefill:.2f} s  decode {fp32_decode * 1000:.0f} ms a step")
+    for name, (prefill, decode, logprobs) in results.items():
+        if name != "fp32":
+            moved = (logprobs - reference).abs()
+            print(
+                f"{name:<11} prefill {prefill / fp32_prefill:.2f}x  decode {decode / fp32_decode:.2f}x  "
+                f"max|dlogp| {moved.max():.2f}  mean {moved.mean():.3f}"
+            )
+
+
+if __name__ == "__main__":
+    main()
