@@ -45,7 +45,7 @@ def test_a_plan_made_from_a_state_comes_back_with_the_snapshot() -> None:
     assert stats.sequences == 4
 
 
-@pytest.mark.slow
+@pytest.mark.exhaustive  # ~40 min on 2 cores: AGENTENVS_EXHAUSTIVE=1 pytest tests/agentenvs/snapshots
 def test_restore_replays_1000_random_sequences_exactly_and_independently() -> None:
     stats = check_snapshot_sequences(_make, _action, sequences=1000, seed=1, max_prefix=5, max_suffix=3)
     assert stats.sequences == 1000
