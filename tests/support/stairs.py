@@ -99,7 +99,7 @@ class StairsEnv(TextEnv):
             self._won,
             self._last_observation,
         ) = snapshot
-        return self._last_observation, self._info(action_valid=True, projection=None, extra={})
+        return self._last_observation, self._info(action_valid=True, action="", span=None, extra={})
 
 
 class StairsNoSnapshots(StairsEnv):
