@@ -38,7 +38,7 @@ class SnapshotLetterHunt(PrivilegedLetterHunt):
         type(self).restores += 1
         (self._task_id, self._letter, self._turn, self._done, self._terminated, self._truncated, self._won,
          self._last_observation) = snapshot  # fmt: skip
-        return self._last_observation, self._info(action_valid=True, projection=None, extra={})
+        return self._last_observation, self._info(action_valid=True, action="", span=None, extra={})
 
 
 def register(env_id=ENV_ID, entry_point=PrivilegedLetterHunt):
