@@ -96,7 +96,7 @@ class OraclePolicy:
             question = env.current_question
             plan = [f"<search>{title}</search>" for title in question.supporting_titles]
             return (plan + [f"<answer>{question.answers[0]}</answer>"])[min(env._turn, len(plan))]
-        return env._walkthrough[env._turn]
+        return env.expert_action()
 
     def generate(self, prompts, *, greedy=False, stop=()):
         running = [env for env in self.envs if not env._done]  # the collector prompts these, in order
