@@ -71,34 +71,18 @@ class StairsEnv(TextEnv):
     def expert_action(self) -> str | None:
         return None if self._done or self._task_id is None else "up"
 
+    STATE = ("_task_id", "_goal", "_step", "_turn", "_done", "_terminated", "_truncated", "_won", "_last_observation")
+    """The attributes a snapshot holds, in order."""
+
     def snapshot(self) -> tuple[Any, ...]:
         """The whole state (task, step, turn, flags, last observation)."""
-        return (
-            self._task_id,
-            self._goal,
-            self._step,
-            self._turn,
-            self._done,
-            self._terminated,
-            self._truncated,
-            self._won,
-            self._last_observation,
-        )
+        return tuple(getattr(self, name) for name in self.STATE)
 
     def restore(self, snapshot: tuple[Any, ...]) -> tuple[str, dict[str, Any]]:
         """Puts the env back at ``snapshot``; returns the observation and info there."""
         type(self).restores += 1
-        (
-            self._task_id,
-            self._goal,
-            self._step,
-            self._turn,
-            self._done,
-            self._terminated,
-            self._truncated,
-            self._won,
-            self._last_observation,
-        ) = snapshot
+        for name, value in zip(self.STATE, snapshot, strict=True):
+            setattr(self, name, value)
         return self._last_observation, self._info(action_valid=True, action="", span=None, extra={})
 
 
