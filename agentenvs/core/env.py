@@ -310,6 +310,15 @@ class TextEnv(gym.Env[str, str]):
             self.render()
         return outcome.observation, float(outcome.reward), terminated, truncated, info
 
+    @classmethod
+    def supports_snapshots(cls) -> bool:
+        """Whether this class implements the snapshot hooks (every :class:`TextEnv` has
+        :meth:`snapshot`, which raises ``NotImplementedError`` where they are missing)."""
+        hooks = ("_snapshot_scope", "_snapshot_world", "_restore_world")
+        return all(getattr(cls, hook) is not getattr(TextEnv, hook) for hook in hooks) and callable(
+            getattr(cls, "snapshot", None)
+        )
+
     def snapshot(self) -> EnvSnapshot:
         """The state of the current episode, as one picklable value (see :mod:`agentenvs.core.snapshots`).
 

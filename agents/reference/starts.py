@@ -142,8 +142,10 @@ class EnvPool:
 
 
 def env_has_snapshots(env_id: str) -> bool:
-    """Whether the env class registered as ``env_id`` has ``snapshot()`` and ``restore()``
-    (read from its entry point; no env is built)."""
+    """Whether the env class registered as ``env_id`` has working ``snapshot()`` and ``restore()``
+    (read from its entry point; no env is built): a :class:`~agentenvs.core.env.TextEnv` that
+    implements the snapshot hooks (:meth:`~agentenvs.core.env.TextEnv.supports_snapshots`), or
+    another class with both methods."""
     import importlib
 
     from gymnasium.envs.registration import load_env_creator
@@ -153,4 +155,7 @@ def env_has_snapshots(env_id: str) -> bool:
         importlib.import_module(module)
     entry_point = gym.spec(registered_id).entry_point
     creator = load_env_creator(entry_point) if isinstance(entry_point, str) else entry_point
+    supports = getattr(creator, "supports_snapshots", None)
+    if callable(supports):
+        return bool(supports())
     return callable(getattr(creator, "snapshot", None)) and callable(getattr(creator, "restore", None))

@@ -11,6 +11,7 @@ from agents.reference.continuations import ContinuationRunner
 from agents.reference.expert import ExpertPlayer
 from agents.reference.starts import env_has_snapshots, put_at, turn_starts
 from agents.reference.values import step_values
+from tests.support.privileged import register_letter_hunt
 from tests.support.stairs import ENV_ID, RulePolicy, StairsEnv, alternate_at_start, collect_stairs
 
 
@@ -20,6 +21,9 @@ def runner(policy, *, width=16, env_id=ENV_ID, success_bonus=0.0):
 
 def test_env_has_snapshots_reads_the_class():
     assert env_has_snapshots(ENV_ID) and not env_has_snapshots("StairsNoSnapshots-v0")
+    assert env_has_snapshots("WebShop-v0") and env_has_snapshots("SearchQA-v0")
+    # a TextEnv without the snapshot hooks: snapshot() exists (the base's) but would raise
+    assert not env_has_snapshots(register_letter_hunt())
 
 
 def test_put_at_restores_or_replays_to_the_recorded_state(stairs_batch):
