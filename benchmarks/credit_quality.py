@@ -53,19 +53,39 @@ QUALITY_RULES: dict[str, tuple[str, dict[str, object], dict[str, object]]] = {
     **RULES,
     "orsd_paper": ("orsd", {"proposer": "policy", "verifier": "reference"}, {}),
     "taspo_paper": ("taspo", {"analyzer": "policy"}, {}),
+    "orsd_score": ("orsd", {"success_score": 0.75}, {}),
+    "taspo_score": ("taspo", {"success_score": 0.75}, {}),
     "vine": ("vine", {"continuations": 4}, {}),
 }
 """Name -> (registered credit rule, its credit_options, other GRPOConfig fields): ``credit_learning``'s
 rules, the PI rules in their papers' form (an LLM writes the rubrics / guidance: here the policy
-itself) and VinePPO with its own K = 4 continuations."""
+itself), ORSD and TASPO counting a trajectory as successful from a score of 0.75 (``success_score``,
+our extension: WebShop's warm start rarely wins outright, and without a success they have no PI)
+and VinePPO with its own K = 4 continuations."""
 REFERENCES = {"expert": "A^E (expert)", "mc": "A^MC (policy)"}
 """Reference key in a batch file -> how the tables name it."""
 EXPERT_KWARGS: dict[str, dict[str, Any]] = {"ALFWorld-v0": {"expert_plan": True}}
 """Env keywords the expert reference adds (ALFWorld: plan from any state, not just the walkthrough)."""
 METRICS = ("overall", "within", "sign")
-DECIMALS = 6
-"""Values are compared at this precision: float32 sums leave ~1e-9 where a difference is 0, and
-such dust must not rank or sign a turn."""
+TOLERANCE = 1e-5
+"""Values closer than this are equal (and |x| below it is 0): float32 sums leave ~1e-7 where a
+difference is 0, and such dust must not rank or sign a turn."""
+
+
+def tied(values: Any) -> np.ndarray:
+    """``values`` with every run of sorted neighbours closer than :data:`TOLERANCE` set to the run's
+    first value (so they tie), and near-zeros set to 0.
+
+    >>> tied([0.3, 0.1 + 1e-7, 0.1, 4e-7]).tolist()
+    [0.3, 0.1, 0.1, 0.0]
+    """
+    array = np.asarray(values, dtype=float).copy()
+    array[np.abs(array) < TOLERANCE] = 0.0
+    order = np.argsort(array, kind="stable")
+    for previous, current in zip(order, order[1:], strict=False):
+        if array[current] - array[previous] < TOLERANCE:
+            array[current] = array[previous]
+    return array
 
 
 # -- metrics -------------------------------------------------------------------------------------
@@ -75,7 +95,7 @@ def spearman(x: Sequence[float], y: Sequence[float]) -> float:
     """Spearman's ρ (ties share their mean rank); NaN when either side is constant or has < 2 values."""
     from scipy.stats import spearmanr
 
-    a, b = np.round(np.asarray(x, dtype=float), DECIMALS), np.round(np.asarray(y, dtype=float), DECIMALS)
+    a, b = tied(x), tied(y)
     if len(a) < 2 or np.ptp(a) == 0 or np.ptp(b) == 0:
         return math.nan
     return float(spearmanr(a, b).statistic)
@@ -87,7 +107,7 @@ def trajectory_rhos(credit: np.ndarray, reference: np.ndarray, trajectories: np.
     rhos = {}
     for trajectory in np.unique(trajectories):
         rows = trajectories == trajectory
-        if rows.sum() < 2 or np.ptp(np.round(reference[rows], DECIMALS)) == 0:
+        if rows.sum() < 2 or np.ptp(tied(reference[rows])) == 0:
             continue
         rho = spearman(credit[rows], reference[rows])
         rhos[int(trajectory)] = 0.0 if math.isnan(rho) else rho
@@ -99,7 +119,7 @@ def sign_agreement(credit: np.ndarray, reference: np.ndarray, threshold: float) 
     chosen = np.abs(reference) > threshold
     if not chosen.any():
         return math.nan
-    signs = np.sign(np.round(credit[chosen], DECIMALS))
+    signs = np.sign(tied(credit[chosen]))
     return float(np.mean(signs == np.sign(reference[chosen])))
 
 
@@ -160,7 +180,7 @@ def turn_means(values: Any, batch: Any) -> list[float]:
         if 0 <= start < end:
             mask[row] = 0.0
             mask[row, start:end] = 1.0
-    totals = (values.float() * mask).sum(dim=1)
+    totals = (values.double() * mask.double()).sum(dim=1)  # float64: a constant row's mean is exact
     return (totals / mask.sum(dim=1).clamp(min=1.0)).tolist() if len(batch) else torch.zeros(0).tolist()
 
 

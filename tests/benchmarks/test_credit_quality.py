@@ -157,3 +157,10 @@ def test_collect_with_the_tiny_model_then_resume_skips_the_batch_on_disk(tmp_pat
     credit_quality.main(arguments)  # resumed: nothing left to do
     with pytest.raises(AssertionError, match="measured again"):
         credit_quality.main([*arguments[:-1], str(tmp_path), "--mc-samples", "2"])  # other settings: measured anew
+
+
+def test_values_within_the_tolerance_tie_and_a_flat_credit_with_dust_ranks_nothing():
+    assert credit_quality.tied([0.3, 0.1 + 1e-7, 0.1, 4e-7]).tolist() == [0.3, 0.1, 0.1, 0.0]
+    credit = np.array([0.84086096, 0.84086102, 0.84086096])  # one A_i, summed in float32 over different spans
+    reference = np.array([0.0, -0.25, -0.1])
+    assert credit_quality.trajectory_rhos(credit, reference, np.zeros(3, dtype=int)) == {0: 0.0}
