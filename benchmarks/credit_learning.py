@@ -461,11 +461,18 @@ def example_lines(output: Path, summaries: list[RuleSummary], per_rule: int) -> 
     return lines
 
 
-GENERATED_BEGIN = "<!-- begin: written by benchmarks/credit_learning.py (aggregate); edit outside this block -->"
-GENERATED_END = "<!-- end: written by benchmarks/credit_learning.py -->"
+def markers(script: str) -> tuple[str, str]:
+    """The comments around the block of ``results.md`` that ``benchmarks/<script>`` writes."""
+    return (
+        f"<!-- begin: written by benchmarks/{script} (aggregate); edit outside this block -->",
+        f"<!-- end: written by benchmarks/{script} -->",
+    )
 
 
-def write_results(path: Path, title: str, generated: list[str]) -> None:
+GENERATED_BEGIN, GENERATED_END = markers("credit_learning.py")
+
+
+def write_results(path: Path, title: str, generated: list[str], *, script: str = "credit_learning.py") -> None:
     """Writes the generated tables into ``results.md`` between its markers, keeping the text around them.
 
     A study's ``results.md`` also holds its hand-written setting, command and reading; a rerun of
@@ -488,11 +495,12 @@ def write_results(path: Path, title: str, generated: list[str]) -> None:
         END
         <BLANKLINE>
     """
-    block = "\n".join([GENERATED_BEGIN, *generated, GENERATED_END])
+    begin, end = markers(script)
+    block = "\n".join([begin, *generated, end])
     text = path.read_text(encoding="utf-8") if path.exists() else ""
-    if GENERATED_BEGIN in text and GENERATED_END in text.split(GENERATED_BEGIN, 1)[1]:
-        before, rest = text.split(GENERATED_BEGIN, 1)
-        after = rest.split(GENERATED_END, 1)[1]
+    if begin in text and end in text.split(begin, 1)[1]:
+        before, rest = text.split(begin, 1)
+        after = rest.split(end, 1)[1]
         path.write_text(before + block + after, encoding="utf-8")
     else:
         path.write_text(f"# {title}\n\n{block}\n", encoding="utf-8")

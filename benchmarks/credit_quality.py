@@ -45,7 +45,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from credit_learning import RULES
+from credit_learning import RULES, write_results
 
 RESULTS = Path(__file__).resolve().parent / "results" / "credit_quality"
 """Where ``report`` writes, and ``collect``'s default output."""
@@ -264,6 +264,7 @@ class Bench:
 def measure_batch(bench: Bench, index: int, args: argparse.Namespace, rules: Sequence[str]) -> dict[str, Any]:
     """Collects batch ``index`` and computes every rule's credit and both references (module docstring)."""
     import torch
+    from tqdm.auto import tqdm
 
     from agents.algorithms.base import CreditContext, make_credit_rule
     from agents.reference import step_values, turn_starts
@@ -271,11 +272,14 @@ def measure_batch(bench: Bench, index: int, args: argparse.Namespace, rules: Seq
     policy, config = bench.policy, bench.config
     seed = args.seed + index
     seconds: dict[str, float] = {}
+    phases = tqdm(total=len(rules) + 3, desc=f"batch {index}", unit="phase", leave=False)
+    phases.set_postfix_str("collect")
     started = time.perf_counter()
     torch.manual_seed(seed)
     with policy.keeping_prompt_caches(True):
         batch, stats = bench.collector.collect(seed=seed)
     seconds["collect"] = time.perf_counter() - started
+    phases.update()
     credits: dict[str, list[float]] = {}
     shifts: dict[str, list[float | None]] = {}
     rule_stats: dict[str, dict[str, float]] = {}
@@ -286,11 +290,13 @@ def measure_batch(bench: Bench, index: int, args: argparse.Namespace, rules: Seq
             options = {**options, "continuations": args.vine_samples}
             policy.clear_prompt_caches()
         rule_config = dataclasses.replace(config, credit=credit, credit_options=options, **fields)
+        phases.set_postfix_str(name)
         started = time.perf_counter()
         torch.manual_seed(seed)
         context = CreditContext(rule_config, policy=policy, continuations=bench.runner)
         result = make_credit_rule(credit, rule_config).compute(batch, context)
         seconds[name] = time.perf_counter() - started
+        phases.update()
         credits[name] = turn_means(result.advantages, batch)
         rule_stats[name] = {key: float(value) for key, value in result.stats.items()}
         if "delta" in result.token_values:
@@ -301,16 +307,19 @@ def measure_batch(bench: Bench, index: int, args: argparse.Namespace, rules: Seq
     starts = turn_starts(batch)
     references = {}
     for key, player, samples in (("expert", bench.expert, 1), ("mc", bench.runner, args.mc_samples)):
+        phases.set_postfix_str(f"reference {key}")
         started = time.perf_counter()
         torch.manual_seed(seed + 7919)  # the references' continuations are not the vine rule's
         values = step_values(batch, player, samples=samples, starts=starts)
         seconds[key] = time.perf_counter() - started
+        phases.update()
         references[key] = {
             "advantage": values.advantages.tolist(),
             "value_before": values.value_before.tolist(),
             "value_after": values.value_after.tolist(),
             "states": values.states,
         }
+    phases.close()
     trajectories = batch.trajectories
     return {
         "preset": bench.preset,
@@ -470,9 +479,9 @@ def _cell(entry: dict[str, Any]) -> str:
     return "—" if math.isnan(value) else f"{value:+.2f} [{low:+.2f}, {high:+.2f}]"
 
 
-def markdown(results: dict[str, Any], *, threshold: float) -> str:
-    """The tables of ``results.md``."""
-    lines = ["# Credit quality", ""]
+def markdown(results: dict[str, Any], *, threshold: float) -> list[str]:
+    """The tables of ``results.md`` (the block :func:`report` rewrites; the reading around it stays)."""
+    lines = []
     lines.append(
         "Spearman's ρ of each rule's per-turn credit with the reference advantage over all turns (*overall*) "
         "and within trajectories (*within*: the mean per-trajectory ρ over trajectories whose reference "
@@ -500,7 +509,7 @@ def markdown(results: dict[str, Any], *, threshold: float) -> str:
                 ]
                 lines.append(f"| {name} | {first['turns']} | " + " | ".join(cells) + " |")
             lines.append("")
-    return "\n".join(lines)
+    return lines
 
 
 def plot(results: dict[str, Any], path: Path) -> None:
@@ -550,7 +559,9 @@ def report(args: argparse.Namespace) -> dict[str, Any]:
             "table": evaluate(turns, threshold=args.threshold, resamples=args.resamples),
         }
     (output / "results.json").write_text(json.dumps(results, indent=1))
-    (output / "results.md").write_text(markdown(results, threshold=args.threshold))
+    write_results(
+        output / "results.md", "Credit quality", markdown(results, threshold=args.threshold), script="credit_quality.py"
+    )
     if results["envs"]:
         plot(results, output / "credit_quality.png")
     print((output / "results.md").read_text())
