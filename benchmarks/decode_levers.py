@@ -18,6 +18,12 @@ Re-measured 2026-12-03 (Intel(R) Xeon(R) Processor, 2 cores; 32 report goals of 
 greedy evaluation with 4 draft tokens 0.89x for the warm start (38.0 -> 34.0 s) and 1.25x for the
 base SmolLM2-135M (44.1 -> 55.4 s: its drafts are rejected); identical tokens in both. The
 recipes turned drafts off (docs/agents.md, "Prompt-lookup drafts").
+
+``--decoders static compiled --lookups`` (no drafts) times the same evaluation with the static
+cache and with its compiled step instead (same machine, same sitting, 2026-12-03; the warm start
+of benchmarks/credit_quality.py): dynamic 53.4 s, static 50.6 s (0.95x), compiled 193.7 s on first
+use (compilation) then 39.9 s (0.75x); identical tokens in all. Not adopted in the recipes: the
+quick start's decoding would save about a quarter of ~5 minutes and pay ~2.5 minutes to compile.
 """
 
 from __future__ import annotations
@@ -71,13 +77,55 @@ def run(policy: Any, collector: Collector, tasks: list[str], *, greedy: bool, lo
     }
 
 
+DECODERS = {"static": {"decode": "static"}, "compiled": {"decode": "static", "compile_decode": True}}
+"""Decode paths besides the dynamic cache: ``GRPOConfig`` fields (docs/agents.md, Decoding)."""
+
+
+def compare_decoders(args: argparse.Namespace, config: Any, plain: dict[str, Any], tasks: list[str]) -> None:
+    """The greedy evaluation with each of ``args.decoders`` (a fresh policy each), against ``plain``."""
+    preset = PRESETS["webshop"]
+    for name in args.decoders:
+        decoder_config = dataclasses.replace(config, **DECODERS[name])
+        policy = build_policy(args.model, decoder_config)
+        collector = Collector(
+            policy,
+            preset.env,
+            num_groups=args.goals,
+            group_size=1,
+            prompt_builder=config.prompt_builder(),
+            env_kwargs=config.evaluation_env_kwargs(preset.env),
+        )
+        try:
+            for attempt in range(2 if decoder_config.compile_decode else 1):
+                started = time.perf_counter()
+                batch, _ = collector.collect(tasks, seed=args.seed, greedy=True)
+                seconds = time.perf_counter() - started
+                responses = [
+                    ids[m.bool()].tolist() for ids, m in zip(batch.response_ids, batch.response_mask, strict=True)
+                ]
+                label = f"{name}{' (compiling)' if decoder_config.compile_decode and attempt == 0 else ''}"
+                print(
+                    f"{label:>20} {seconds:>8.1f} s  ratio {seconds / plain['seconds']:.2f}  "
+                    f"same tokens {responses == plain['responses']}"
+                )
+        finally:
+            collector.close()
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--model", required=True, help="a warm-started model folder (the quick start's sft/model)")
     parser.add_argument("--goals", type=int, default=32)
-    parser.add_argument("--lookups", type=int, nargs="+", default=[4, 8], help="draft tokens per step to compare")
+    parser.add_argument("--lookups", type=int, nargs="*", default=[4, 8], help="draft tokens per step to compare")
     parser.add_argument("--phases", nargs="+", default=["evaluate", "collect"], choices=["evaluate", "collect"])
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument(
+        "--decoders",
+        nargs="*",
+        default=[],
+        choices=list(DECODERS),
+        help="also evaluate with these decode paths (a policy each; compiled: first run then a second)",
+    )
     args = parser.parse_args()
 
     preset = PRESETS["webshop"]
@@ -107,6 +155,8 @@ def main() -> None:
                 f"{0:>12} {plain['seconds']:>8.1f} {plain['passes']:>7} {plain['tokens']:>7} "
                 f"{plain['seconds'] / plain['tokens']:>8.4f} {1.0:>6.2f}"
             )
+            if greedy and args.decoders:
+                compare_decoders(args, config, plain, tasks)
             for lookup in args.lookups:
                 drafted = run(policy, collector, tasks, greedy=greedy, lookup=lookup, seed=args.seed)
                 per_token = drafted["seconds"] / drafted["tokens"]
