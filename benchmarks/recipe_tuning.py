@@ -63,6 +63,7 @@ def main() -> None:
         **{key: value for key, value in record.items() if key.startswith("eval/")},
     }
     print(json.dumps(result))
+    Path(args.output).mkdir(parents=True, exist_ok=True)
     with open(Path(args.output) / "results.jsonl", "a") as results:
         results.write(json.dumps(result) + "\n")
 
