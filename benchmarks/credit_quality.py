@@ -171,17 +171,14 @@ def bootstrap(
 
 
 def turn_means(values: Any, batch: Any) -> list[float]:
-    """Per row, the mean of ``values`` ``[B, T]`` over the action's tokens (the whole response where
-    the turn has no action span)."""
+    """Per row, the mean of ``values`` ``[B, T]`` over the action's tokens (``RolloutBatch.action_mask``;
+    the whole response where the turn has no action span)."""
     import torch
 
-    mask = batch.response_mask.clone().float()
-    for row, (start, end) in enumerate(batch.action_token_spans.tolist()):
-        if 0 <= start < end:
-            mask[row] = 0.0
-            mask[row, start:end] = 1.0
-    totals = (values.double() * mask.double()).sum(dim=1)  # float64: a constant row's mean is exact
-    return (totals / mask.sum(dim=1).clamp(min=1.0)).tolist() if len(batch) else torch.zeros(0).tolist()
+    action = batch.action_mask()
+    mask = torch.where(action.any(dim=1, keepdim=True), action, batch.response_mask).double()
+    totals = (values.double() * mask).sum(dim=1)  # float64: a constant row's mean is exact
+    return (totals / mask.sum(dim=1).clamp(min=1.0)).tolist()
 
 
 def warm_start(preset_name: str, folder: Path) -> str:

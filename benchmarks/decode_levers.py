@@ -81,32 +81,33 @@ DECODERS = {"static": {"decode": "static"}, "compiled": {"decode": "static", "co
 """Decode paths besides the dynamic cache: ``GRPOConfig`` fields (docs/agents.md, Decoding)."""
 
 
+def phase_collector(policy: Any, config: Any, *, greedy: bool, goals: int) -> Collector:
+    """The collector of one phase: ``goals`` held-out goals one rollout each (greedy evaluation),
+    else the recipe's groups on the training goals."""
+    env = PRESETS["webshop"].env
+    return Collector(
+        policy,
+        env,
+        num_groups=goals if greedy else config.num_groups,
+        group_size=1 if greedy else config.group_size,
+        prompt_builder=config.prompt_builder(),
+        env_kwargs=config.evaluation_env_kwargs(env) if greedy else config.env_kwargs_with_limit(),
+    )
+
+
 def compare_decoders(args: argparse.Namespace, config: Any, plain: dict[str, Any], tasks: list[str]) -> None:
     """The greedy evaluation with each of ``args.decoders`` (a fresh policy each), against ``plain``."""
-    preset = PRESETS["webshop"]
     for name in args.decoders:
         decoder_config = dataclasses.replace(config, **DECODERS[name])
         policy = build_policy(args.model, decoder_config)
-        collector = Collector(
-            policy,
-            preset.env,
-            num_groups=args.goals,
-            group_size=1,
-            prompt_builder=config.prompt_builder(),
-            env_kwargs=config.evaluation_env_kwargs(preset.env),
-        )
+        collector = phase_collector(policy, config, greedy=True, goals=args.goals)
         try:
             for attempt in range(2 if decoder_config.compile_decode else 1):
-                started = time.perf_counter()
-                batch, _ = collector.collect(tasks, seed=args.seed, greedy=True)
-                seconds = time.perf_counter() - started
-                responses = [
-                    ids[m.bool()].tolist() for ids, m in zip(batch.response_ids, batch.response_mask, strict=True)
-                ]
+                timed = run(policy, collector, tasks, greedy=True, lookup=0, seed=args.seed)
                 label = f"{name}{' (compiling)' if decoder_config.compile_decode and attempt == 0 else ''}"
                 print(
-                    f"{label:>20} {seconds:>8.1f} s  ratio {seconds / plain['seconds']:.2f}  "
-                    f"same tokens {responses == plain['responses']}"
+                    f"{label:>20} {timed['seconds']:>8.1f} s  ratio {timed['seconds'] / plain['seconds']:.2f}  "
+                    f"same tokens {timed['responses'] == plain['responses']}"
                 )
         finally:
             collector.close()
@@ -135,15 +136,7 @@ def main() -> None:
     for phase in args.phases:
         greedy = phase == "evaluate"
         groups, size = (args.goals, 1) if greedy else (config.num_groups, config.group_size)
-        env_kwargs = config.evaluation_env_kwargs(preset.env) if greedy else config.env_kwargs_with_limit()
-        collector = Collector(
-            policy,
-            preset.env,
-            num_groups=groups,
-            group_size=size,
-            prompt_builder=config.prompt_builder(),
-            env_kwargs=env_kwargs,
-        )
+        collector = phase_collector(policy, config, greedy=greedy, goals=args.goals)
         tasks = held_out_tasks(collector.task_ids, groups)
         try:
             plain = run(policy, collector, tasks, greedy=greedy, lookup=0, seed=args.seed)

@@ -10,6 +10,8 @@ import numpy as np
 import pytest
 import torch
 
+from agents.rollout import RolloutBatch
+
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
 import credit_quality  # noqa: E402
 
@@ -60,13 +62,13 @@ def test_bootstrap_interval_collapses_when_every_trajectory_agrees_and_brackets_
 
 
 class _Batch:
-    """The two fields turn_means reads."""
+    """The fields turn_means reads, and RolloutBatch's own action mask over them."""
+
+    action_mask = RolloutBatch.action_mask
 
     def __init__(self, response_mask, action_token_spans):
         self.response_mask, self.action_token_spans = response_mask, action_token_spans
-
-    def __len__(self):
-        return len(self.response_mask)
+        self.response_ids = torch.zeros_like(response_mask)
 
 
 def test_turn_means_over_the_action_tokens_else_the_response():
