@@ -9,6 +9,7 @@ plays the engine) stay free of import cycles.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import subprocess
 import time
@@ -36,13 +37,19 @@ def start_child(command: Sequence[str]) -> subprocess.Popen[bytes]:
 
 
 def kill_child(process: subprocess.Popen[bytes]) -> None:
-    """Kills ``process`` (if still running), reaps it and closes its pipes."""
+    """Kills ``process`` (if still running), reaps it and closes its pipes.
+
+    A request written just as the child died stays in stdin's buffer; closing flushes it
+    into the dead pipe, which raises although the pipe is then closed. That is dropped: the
+    request was never answered, and the caller (which may send it again) already knows.
+    """
     if process.poll() is None:
         process.kill()
     process.wait()
     for pipe in (process.stdin, process.stdout):
         if pipe is not None:
-            pipe.close()
+            with contextlib.suppress(BrokenPipeError):
+                pipe.close()
 
 
 def exit_with_parent(parent: int) -> None:
