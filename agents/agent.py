@@ -38,6 +38,7 @@ def build_policy(model: str | os.PathLike[str], config: GRPOConfig, stop: tuple[
     return TransformersPolicy(
         model,
         dtype=config.dtype,
+        trunk_dtype=config.trunk_dtype,
         device=config.device,
         lora=config.lora_options(),
         reference=config.beta > 0,

@@ -77,6 +77,9 @@ def _warm_start_then_grpo(
             prompt_lookup_num_tokens=0,
             lora=True,
             lora_top_layers=4,
+            # The 26 frozen layers in bf16 where the CPU multiplies bf16 natively (AMX / AVX-512 BF16),
+            # float32 elsewhere (emulated bf16 is slower): agents.policy.trunk_precision.
+            trunk_dtype="auto",
             micro_batch_size=8,
             eval_episodes=32,
             eval_env_kwargs=eval_env_kwargs or {},

@@ -41,6 +41,7 @@ from agentenvs.core.checks import NON_EMPTY, Bounds, Checked, require
 from agentenvs.core.prompts import PromptBuilder
 from agentenvs.core.registration import check_env_kwargs, env_constructor
 from agents.policy import LoraOptions
+from agents.policy.trunk_precision import TrunkDtype
 
 OptionValue = bool | int | float | str
 """A scalar option value (tyro parses ``key value`` pairs from the command line)."""
@@ -229,6 +230,21 @@ class LoraSettings(Settings):
     """LoRA alpha."""
     lora_top_layers: Annotated[int | None, Bounds(1)] = None
     """Adapt only the last N transformer layers (None: all; fewer layers, cheaper backward)."""
+    trunk_dtype: TrunkDtype | None = None
+    """Run the frozen layers under the adapted ones in bf16 (``"bfloat16"``; ``"auto"``: where the
+    device multiplies bf16 natively, a CUDA GPU or a CPU with AMX / AVX-512 BF16; None: the
+    parameter dtype). Faster where native; log-probs move by hundredths of a nat, the importance
+    ratio not at all (:mod:`agents.policy.trunk_precision`)."""
+
+    def check_relations(self) -> None:
+        super().check_relations()
+        require(
+            self.trunk_dtype is None or (self.lora and self.lora_top_layers is not None),
+            type(self).__name__,
+            "trunk_dtype",
+            "None unless lora=True with lora_top_layers (only layers under the adapter are frozen)",
+            self.trunk_dtype,
+        )
 
     def lora_options(self) -> LoraOptions | None:
         """The policy's adapter options (None: train all weights)."""

@@ -9,6 +9,9 @@ weights, in one process:
   the KV cache grown in place, and an update that runs only the LoRA layers on the frozen
   trunk's kept hidden states (``trunk_cache``): the quick start's path when issue #27 was filed
   (95e5ccf), the ratios' reference;
+- ``trunk+bf16``: the same with the frozen trunk in bfloat16 (``trunk_dtype="bfloat16"``, what
+  the recipes' ``"auto"`` picks on a CPU with bf16 units); slightly other log-probs, so other
+  sampled tokens;
 - ``trunk+drafts``: plus prompt-lookup drafts (``prompt_lookup_num_tokens=4``); under sampling
   they draw other random numbers, so other tokens (same distribution);
 - ``conversation+drafts``: one chat per episode over one KV cache (``rollout_mode="conversation"``:
@@ -23,26 +26,30 @@ Usage (the warm start: the quick start's ``sft`` folder)::
 
     PYTHONPATH=$PWD .venv/bin/python benchmarks/multiturn_step.py --model runs/quickstart-webshop/sft
 
-Measured once (2026-12-03, Intel(R) Xeon(R) Processor, 2 cores, idle but for nice-19 jobs;
-SmolLM2-135M warm start, LoRA on the top 4 of 30 layers; 4 goals x 4 rollouts, up to 5 turns,
+Measured once (2026-12-03, Intel(R) Xeon(R) Processor with AMX, 2 cores, idle; the float32
+quick start's warm start, LoRA on the top 4 of 30 layers; 4 goals x 4 rollouts, up to 5 turns,
 32 new tokens)::
 
     mode                 turns resp tok collect s credit s update s  step s    tokens   layer-tok
-    plain                   66      878      43.2      0.0     36.2    79.4     49541     1486230
-    trunk                   66      878      36.9      0.0     10.4    47.3     19453      684866
-    trunk+drafts            66      915      38.0      0.0     11.3    49.3     23809      821970
-    conversation+drafts     80     1113      58.5      0.0     13.9    72.4     26060      876744
+    plain                   66      878      45.0      0.0     35.1    80.2     49541     1486230
+    trunk                   66      878      36.1      0.0     10.5    46.6     19453      684866
+    trunk+bf16              67      774      16.0      0.0     13.1    29.1     19859      705290
+    trunk+drafts            66      915      43.7      0.0     11.1    54.8     23809      821970
+    conversation+drafts     80     1113      61.5      0.0     24.6    86.1     26060      876744
 
-    plain                step 1.68x, layer-tokens 2.17x (collect 1.17x, update 3.47x; same sampled tokens)
-    trunk+drafts         step 1.04x, layer-tokens 1.20x (collect 1.03x, update 1.08x; other sampled tokens)
-    conversation+drafts  step 1.53x, layer-tokens 1.28x (collect 1.59x, update 1.33x; other sampled tokens)
+    plain                step 1.72x, layer-tokens 2.17x (collect 1.25x, update 3.34x; same sampled tokens)
+    trunk+bf16           step 0.62x, layer-tokens 1.03x (collect 0.44x, update 1.24x; other sampled tokens)
+    trunk+drafts         step 1.18x, layer-tokens 1.20x (collect 1.21x, update 1.06x; other sampled tokens)
+    conversation+drafts  step 1.85x, layer-tokens 1.28x (collect 1.70x, update 2.34x; other sampled tokens)
 
-The trunk cache is the lever that counts (update 0.29x of ``plain``'s). Drafts do not pay under
-sampling at temperature 1 (each pass carries 4 draft tokens per row, and fewer are accepted than
-under greedy decoding: collect 1.03x for about the same time per token), and the conversation
-mode only pays with a warm start cloned on conversations: this one, cloned on per-turn prompts,
-plays longer, worse episodes there (80 turns instead of 66). Collection is the step's cost:
-5 turns of up to 32 sequential decode steps, each reading every weight once.
+The bf16 trunk (what ``trunk_dtype="auto"`` picks on a CPU with bf16 units) halves collection;
+its update (float32 top layers on kept states) was not faster. The trunk cache is the other lever
+that counts (update 0.30x of ``plain``'s). Drafts do not pay under sampling at temperature 1
+(each pass carries 4 draft tokens per row, and fewer are accepted than under greedy decoding),
+and the conversation mode only pays with a warm start cloned on conversations: this one, cloned
+on per-turn prompts, plays longer, worse episodes there (80 turns instead of 66). Collection is
+the step's cost in float32: 5 turns of up to 32 sequential decode steps, each reading every
+weight once.
 """
 
 from __future__ import annotations
@@ -77,6 +84,14 @@ MODES: dict[str, dict[str, Any]] = {
         "share_prompts": True,
         "grow_in_place": True,
         "prompt_lookup_num_tokens": 0,
+    },
+    "trunk+bf16": {
+        "rollout_mode": "per_turn",
+        "trunk_cache": True,
+        "share_prompts": True,
+        "grow_in_place": True,
+        "prompt_lookup_num_tokens": 0,
+        "trunk_dtype": "bfloat16",
     },
     "trunk+drafts": {
         "rollout_mode": "per_turn",
@@ -210,7 +225,9 @@ def main() -> None:
         tensorboard=False,
         output_dir="/tmp/multiturn_step",
     )
-    policy = build_policy(args.model, base)
+    base = dataclasses.replace(base, trunk_dtype=None)  # float32 unless a mode says otherwise
+    policies = {None: build_policy(args.model, base)}
+    policy = policies[None]
     initial = policy.trainable_state_dict()
     layers = int(policy.model.config.num_hidden_layers)
     print(
@@ -220,10 +237,13 @@ def main() -> None:
     )
     results: dict[str, dict[str, Any]] = {}
     for name in args.modes:
-        settings = dict(MODES[name])
+        settings = {"trunk_dtype": None, **MODES[name]}
         share, grow = settings.pop("share_prompts"), settings.pop("grow_in_place")
         config = dataclasses.replace(base, **settings)
-        results[name] = run_mode(policy, initial, config, share_prompts=share, grow_in_place=grow)
+        if config.trunk_dtype not in policies:  # the same initial weights, another trunk dtype
+            policies[config.trunk_dtype] = build_policy(args.model, config)
+        mode_policy = policies[config.trunk_dtype]
+        results[name] = run_mode(mode_policy, initial, config, share_prompts=share, grow_in_place=grow)
         print(f"  {name}: done in {results[name]['seconds']:.1f} s", flush=True)
 
     header = f"{'mode':<20}{'turns':>6}{'resp tok':>9}{'collect s':>10}{'credit s':>9}{'update s':>9}{'step s':>8}"

@@ -8,25 +8,27 @@ time of each variant as a ratio to fp32 in the same process, and how far its log
 
 - ``int8-trunk``: ``torch.ao.quantization.quantize_dynamic`` (per-channel int8 weights, int8
   activations quantized per call) on every Linear of the layers under the top 4;
-- ``bf16``: the whole model in bfloat16.
+- ``bf16``: the whole model in bfloat16;
+- ``bf16-trunk``: the layers under the top 4 in bfloat16, the rest in float32: what
+  ``trunk_dtype="bfloat16"`` does (:func:`agents.policy.trunk_precision.lower_trunk`).
 
 Usage: ``PYTHONPATH=$PWD .venv/bin/python benchmarks/trunk_precision.py``
 
-Measured 2026-12-03, Intel(R) Xeon(R) Processor (2 cores, AMX and AVX-512 bf16; idle but for
-nice-19 jobs; fp32: prefill 4.99 s, decode 105 ms a step)::
+Measured 2026-12-03, Intel(R) Xeon(R) Processor (2 cores, AMX and AVX-512 bf16; idle; fp32:
+prefill 5.03 s, decode 107 ms a step)::
 
-    int8-trunk  prefill 0.68x  decode 0.76x  max|dlogp| 16.89  mean 1.178
-    bf16        prefill 0.24x  decode 0.62x  max|dlogp| 1.01  mean 0.066
+    int8-trunk  prefill 0.78x  decode 0.78x  max|dlogp| 16.89  mean 1.178
+    bf16        prefill 0.30x  decode 0.61x  max|dlogp| 1.01  mean 0.066
+    bf16-trunk  prefill 0.56x  decode 0.73x  max|dlogp| 1.08  mean 0.049
 
-Neither is used. int8 dynamic quantization moves the log-probs by more than a nat on average
-(SmolLM2's activations have outlier channels that one scale per row cannot hold): a policy
-that samples from other probabilities than it trains on. bf16 is fast on this CPU (AMX tiles)
-and its log-probs move by 0.07 nats on average, up to 1.0 (the whole model in bf16; a bf16
-trunk under fp32 LoRA layers would move them less), but machines of this kind without AVX-512
-bf16 or AMX (the slow AMD EPYC issue #27 was timed on) emulate bf16 and would be slower, and the
-importance ratio would start away from 1 unless the update scored with the same trunk (it does
-with ``trunk_cache``, whose kept states come from the rollout). Left as a measured lever for a
-later change: a bf16 trunk where the CPU has bf16 units, off elsewhere.
+int8 dynamic quantization is refused: it moves the log-probs by more than a nat on average
+(SmolLM2's activations have outlier channels that one scale per row cannot hold). The bf16
+trunk is what the recipes use where the CPU has bf16 units (``trunk_dtype="auto"``): its
+log-probs move by 0.05 nats on average over the vocabulary, while the RL update, which runs the
+top layers on the trunk states the rollout kept, sees the rollout's log-probs to 1e-5 (the
+importance ratio starts at 1). The whole model in bf16 is faster still, but its adapter, head and
+update would run in bf16 too. Machines of this kind without AVX-512 bf16 or AMX (the slow AMD
+EPYC issue #27 was timed on) emulate bf16 and would be slower, so ``"auto"`` keeps float32 there.
 """
 
 from __future__ import annotations
@@ -41,7 +43,9 @@ import torch
 from transformers import AutoModelForCausalLM, DynamicCache
 
 from agentenvs.testing.machine import cpu_model
+from agents.policy.decoding import cache_keyword
 from agents.policy.models import resolve_model
+from agents.policy.trunk_precision import lower_trunk
 
 
 def variants(base: torch.nn.Module, top_layers: int) -> Iterator[tuple[str, torch.nn.Module]]:
@@ -56,19 +60,24 @@ def variants(base: torch.nn.Module, top_layers: int) -> Iterator[tuple[str, torc
             )
     yield "int8-trunk", quantized
     yield "bf16", copy.deepcopy(base).to(torch.bfloat16)
+    lowered = copy.deepcopy(base)
+    lower_trunk(lowered, len(lowered.model.layers) - top_layers, torch.bfloat16)
+    yield "bf16-trunk", lowered
 
 
 @torch.no_grad()
 def measure(model: torch.nn.Module, ids: torch.Tensor, steps: int) -> tuple[float, float, torch.Tensor]:
     """Prefill seconds, seconds per decode step (second of two runs) and log-probs of a short prefix."""
+    keyword = cache_keyword(model)  # the cache argument's name in this transformers version
     for _ in range(2):
         started = time.perf_counter()
-        out = model(input_ids=ids, past_key_values=DynamicCache(), use_cache=True)
+        cache = DynamicCache()
+        out = model(input_ids=ids, use_cache=True, **{keyword: cache})
         prefill = time.perf_counter() - started
         token = out.logits[:, -1:].argmax(-1)
         started = time.perf_counter()
         for _ in range(steps):
-            out = model(input_ids=token, past_key_values=out.past_key_values, use_cache=True)
+            out = model(input_ids=token, use_cache=True, **{keyword: cache})
             token = out.logits[:, -1:].argmax(-1)
         decode = (time.perf_counter() - started) / steps
     logprobs = torch.log_softmax(model(input_ids=ids[:2, :60]).logits.float(), -1)

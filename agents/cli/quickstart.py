@@ -45,8 +45,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import torch
+
 from agents.agent import GRPOAgent, ORSDAgent, TASPOAgent
 from agents.config import GRPOConfig
+from agents.policy.trunk_precision import resolve_trunk_dtype
+from agents.policy.weights import torch_dtype
 from agents.settings import EnvSettings, PromptSettings
 from agents.sft import SFTAgent, SFTConfig
 
@@ -67,8 +71,10 @@ class Preset:
         agent: ``"grpo"``, ``"orsd"`` or ``"taspo"``.
         sft: The warm start's settings (None: RL from the model itself).
         output_dir: Where the stages write.
-        minutes: The whole run's wall time as measured on 2 CPU cores (what the first line
-            of output announces; None when not measured).
+        minutes: The whole run's wall time as measured on 2 CPU cores with the frozen trunk in
+            float32 (what the first line of output announces; None when not measured).
+        bf16_minutes: The same with the trunk in bf16, which ``trunk_dtype="auto"`` picks on a
+            CPU with bf16 units (announced there; None: not measured).
     """
 
     env: str
@@ -79,6 +85,7 @@ class Preset:
     sft: SFTConfig | None = None
     output_dir: str = "runs/quickstart"
     minutes: float | None = None
+    bf16_minutes: float | None = None
 
     def __post_init__(self) -> None:
         if self.agent not in AGENTS:
@@ -99,7 +106,9 @@ class Preset:
         return dataclasses.replace(self, rl=dataclasses.replace(self.rl, eval_episodes=episodes), sft=sft)
 
 
-def _warm_start_then_grpo(env: str, *, total_steps: int, output_dir: str, minutes: float | None) -> Preset:
+def _warm_start_then_grpo(
+    env: str, *, total_steps: int, output_dir: str, minutes: float | None, bf16_minutes: float | None = None
+) -> Preset:
     """An expert warm start (SFT) then GRPO: both stages of the env's recipe (:mod:`agents.recipes`)."""
     return Preset(
         env=env,
@@ -110,13 +119,17 @@ def _warm_start_then_grpo(env: str, *, total_steps: int, output_dir: str, minute
         agent="grpo",
         output_dir=output_dir,
         minutes=minutes,
+        bf16_minutes=bf16_minutes,
     )
 
 
 PRESETS: dict[str, Preset] = {
-    # minutes: 7.3 on an idle Intel Xeon (2 cores, 2026-12-03); the commit before issue #27's work took
-    # 8.2 there and 23.8 on a slow AMD EPYC (machines of this kind differ ~2.9x).
-    "webshop": _warm_start_then_grpo("WebShop-v0", total_steps=8, output_dir="runs/quickstart-webshop", minutes=7.5),
+    # minutes, on an idle Intel Xeon with AMX (2 cores, 2026-12-03, one sitting): 6.0 with the trunk in bf16
+    # (trunk_dtype="auto" there), 8.6 in float32; the commit before issue #27's work took 8.7 there and
+    # 23.8 on a slow AMD EPYC without bf16 units (machines of this kind differ ~2.9x).
+    "webshop": _warm_start_then_grpo(
+        "WebShop-v0", total_steps=8, output_dir="runs/quickstart-webshop", minutes=8.5, bf16_minutes=6
+    ),
     "alfworld": _warm_start_then_grpo("ALFWorld-v0", total_steps=6, output_dir="runs/quickstart-alfworld", minutes=32),
     "searchqa": Preset(
         env="SearchQA-v0",
@@ -150,11 +163,15 @@ def describe(preset: Preset) -> str:
         f"  {'2/2' if preset.sft else '1/1'} RL: {preset.total_steps} steps of {rl.num_groups} goals x "
         f"{rl.group_size} rollouts, then evaluate on the same {goals}"
     )
-    timing = (
-        f"about {preset.minutes:g} min on 2 idle CPU cores (up to ~2.9x that on a slower machine); "
-        if preset.minutes is not None
-        else ""
-    )
+    minutes, where = preset.minutes, "2 idle CPU cores"
+    if preset.bf16_minutes is not None and rl.trunk_dtype is not None:  # the settings checked there is a trunk
+        here = torch.device(rl.device)
+        bf16 = resolve_trunk_dtype(rl.trunk_dtype, dtype=torch_dtype(rl.dtype), device=here, has_trunk=True)
+        if bf16 == torch.bfloat16:
+            minutes, where = preset.bf16_minutes, f"{where} with bf16 units, as here (the frozen layers in bf16)"
+        else:
+            where = f"{where} without bf16 units, as here (the frozen layers in float32)"
+    timing = f"about {minutes:g} min on {where} (up to ~2.9x that on a slower machine); " if minutes is not None else ""
     lines.append(f"  {timing}writes {preset.output_dir}/ (summary.json, rl/learning_curve.png)")
     return "\n".join(lines)
 

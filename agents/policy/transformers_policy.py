@@ -45,6 +45,7 @@ from agents.policy.sampler import Sampler, SamplingSettings
 from agents.policy.scorer import Scorer
 from agents.policy.spans import Span
 from agents.policy.speculation import PromptLookup
+from agents.policy.trunk_precision import TrunkDtype
 from agents.policy.weights import LoraOptions, PolicyWeights, torch_dtype
 
 __all__ = ["Generation", "LoraOptions", "TransformersPolicy", "char_span_to_token_span"]  # their old home
@@ -56,6 +57,9 @@ class TransformersPolicy:
     Args:
         model: ``"smollm2-135m"``, ``"tiny-random-qwen3"`` or a local model folder.
         dtype: Parameter dtype (``"float32"`` on CPU).
+        trunk_dtype: Run the frozen trunk (the layers under LoRA's top layers) in bf16:
+            ``"bfloat16"``, ``"auto"`` (where the device has bf16 units) or None (``dtype``);
+            see :mod:`agents.policy.trunk_precision`.
         device: Torch device.
         lora: Train a LoRA adapter instead of all weights (None: full fine-tuning).
         reference: Keep a reference model for KL: with LoRA it is the base model
@@ -93,6 +97,7 @@ class TransformersPolicy:
         model: str | os.PathLike[str] = "tiny-random-qwen3",
         *,
         dtype: str = "float32",
+        trunk_dtype: TrunkDtype | None = None,
         device: str = "cpu",
         lora: LoraOptions | None = None,
         reference: bool = False,
@@ -128,6 +133,7 @@ class TransformersPolicy:
         self.weights = PolicyWeights.load(
             self.model_path,
             dtype=parameter_dtype,
+            trunk_dtype=trunk_dtype,
             device=self.device,
             attn_implementation=attn_implementation,
             lora=lora,
@@ -168,6 +174,8 @@ class TransformersPolicy:
         self.has_reference = self.weights.has_reference
         self.trunk_layer = self.weights.trunk_layer
         """The first adapted layer when LoRA adapts the top layers only (the layers below are a frozen trunk)."""
+        self.trunk_dtype = self.weights.trunk_dtype
+        """The dtype the frozen trunk runs in (``trunk_dtype`` resolved; the parameter dtype without a trunk)."""
         self.pad_token_id = self.codec.pad_token_id
         self.response_prefix = response_prefix
         self.prompt_caches: PromptCacheStore = self.caches.prompts

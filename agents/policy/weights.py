@@ -27,7 +27,8 @@ from typing import Any
 
 import torch
 
-from agents.policy.trunk import trunk_layer
+from agents.policy.trunk import decoder_and_head, trunk_layer
+from agents.policy.trunk_precision import TrunkDtype, lower_trunk, resolve_trunk_dtype
 
 
 @dataclass(frozen=True)
@@ -118,6 +119,9 @@ class PolicyWeights:
         self.reference_copy = reference_copy
         self.trunk_layer = trunk_layer(int(model.config.num_hidden_layers), lora.top_layers if lora else None)
         """The first adapted layer when LoRA adapts the top layers only (the layers below are a frozen trunk)."""
+        bottom = decoder_and_head(model)[0].layers[0] if self.trunk_layer is not None else model
+        self.trunk_dtype: torch.dtype = next(bottom.parameters()).dtype
+        """The dtype the layers under :attr:`trunk_layer` run in (:meth:`load`'s ``trunk_dtype``)."""
 
     @classmethod
     def load(
@@ -125,20 +129,32 @@ class PolicyWeights:
         path: str | os.PathLike[str],
         *,
         dtype: torch.dtype = torch.float32,
+        trunk_dtype: TrunkDtype | None = None,
         device: torch.device | str = "cpu",
         attn_implementation: str = "sdpa",
         lora: LoraOptions | None = None,
         reference: bool = False,
     ) -> PolicyWeights:
-        """Loads a local model folder, adds the adapter (``lora``) or a frozen reference copy (``reference``)."""
-        from transformers import AutoModelForCausalLM
+        """Loads a local model folder, adds the adapter (``lora``) or a frozen reference copy (``reference``).
 
+        ``trunk_dtype`` (:func:`~agents.policy.trunk_precision.resolve_trunk_dtype`) runs the
+        layers under LoRA's top layers in bf16; it is checked before the weights load.
+        """
+        from transformers import AutoConfig, AutoModelForCausalLM
+
+        device = torch.device(device)
+        layers = int(AutoConfig.from_pretrained(path).num_hidden_layers)
+        first_adapted = trunk_layer(layers, lora.top_layers if lora else None)
+        lowered = resolve_trunk_dtype(trunk_dtype, dtype=dtype, device=device, has_trunk=first_adapted is not None)
         base: Any = AutoModelForCausalLM.from_pretrained(path, dtype=dtype, attn_implementation=attn_implementation)
-        base = base.to(torch.device(device))
+        base = base.to(device)
         base.eval()  # no dropout: old and new log-probs must come from the same function
-        if lora is not None:
-            return cls(lora_model(base, lora), lora)
-        return cls(base, None, copy.deepcopy(base).requires_grad_(False) if reference else None)
+        if lora is None:
+            return cls(base, None, copy.deepcopy(base).requires_grad_(False) if reference else None)
+        model = lora_model(base, lora)
+        if first_adapted is not None and lowered != dtype:
+            lower_trunk(model, first_adapted, lowered)
+        return cls(model, lora)
 
     @property
     def has_reference(self) -> bool:

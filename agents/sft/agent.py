@@ -34,6 +34,7 @@ from agents.loop.collector import Collector
 from agents.loop.evaluation import evaluate_policy, format_evaluation
 from agents.loop.trainer import METRICS_FILE
 from agents.policy import TransformersPolicy
+from agents.policy.weights import torch_dtype
 from agents.runs.checkpoint import latest_checkpoint, truncate_jsonl
 from agents.runs.folders import with_run_folder
 from agents.runs.lock import RunLock
@@ -73,6 +74,7 @@ class SFTAgent:
         self.policy = TransformersPolicy(
             model,
             dtype=config.dtype,
+            trunk_dtype=config.trunk_dtype,
             device=config.device,
             lora=config.lora_options(),
             temperature=1.0,
@@ -197,10 +199,14 @@ class SFTAgent:
             collector.close()
 
     def save_pretrained(self, folder: str | os.PathLike[str]) -> None:
-        """Saves a plain Hugging Face model (LoRA merged in) and the tokenizer."""
+        """Saves a plain Hugging Face model (LoRA merged in) and the tokenizer.
+
+        Written in the parameter dtype: a bf16 trunk (``trunk_dtype``) is cast back, so the saved
+        trunk holds the rounded weights this run computed with.
+        """
         model: Any = self.policy.model
         if self.policy.lora is not None:
-            model = copy.deepcopy(model).merge_and_unload()
+            model = copy.deepcopy(model).merge_and_unload().to(torch_dtype(self.config.dtype))
         model.save_pretrained(str(folder))
         self.policy.tokenizer.save_pretrained(str(folder))
 

@@ -6,6 +6,7 @@ import json
 
 import pytest
 import torch
+from safetensors.torch import load_file
 
 from agents.agent import GRPOAgent
 from agents.config import GRPOConfig
@@ -34,8 +35,9 @@ def sft_config(tmp_path, **overrides):
     return SFTConfig(**settings)
 
 
-def test_sft_output_loads_as_the_start_of_an_rl_run(tmp_path, tiny_model_path):
-    sft = SFTAgent(str(tiny_model_path), "SearchQA-v0", sft_config(tmp_path))
+@pytest.mark.parametrize("trunk_dtype", [None, "bfloat16"])
+def test_sft_output_loads_as_the_start_of_an_rl_run(tmp_path, tiny_model_path, trunk_dtype):
+    sft = SFTAgent(str(tiny_model_path), "SearchQA-v0", sft_config(tmp_path, trunk_dtype=trunk_dtype))
     final = sft.learn()
     run = tmp_path / "sft"
     records = [json.loads(line) for line in (run / "metrics.jsonl").read_text().splitlines()]
@@ -43,12 +45,19 @@ def test_sft_output_loads_as_the_start_of_an_rl_run(tmp_path, tiny_model_path):
     assert "train/loss" in records[1] and final["step"] == records[-1]["step"] > 0 and "eval/invalid_rate" in final
     assert (run / "model" / "model.safetensors").is_file() and (run / "demonstrations.jsonl").is_file()
     assert json.loads((run / "config.json").read_text())["kind"] == "sft"
+    saved = load_file(run / "model" / "model.safetensors")
+    assert {tensor.dtype for tensor in saved.values()} == {torch.float32}  # a bf16 trunk is saved as float32
 
     rl = GRPOAgent(
         model=str(run),
         env="SearchQA-v0",
         config=GRPOConfig(
-            lora=True, lora_top_layers=1, output_dir=str(tmp_path / "rl"), progress=False, tensorboard=False
+            lora=True,
+            lora_top_layers=1,
+            trunk_dtype=trunk_dtype,
+            output_dir=str(tmp_path / "rl"),
+            progress=False,
+            tensorboard=False,
         ),
     )
     try:
