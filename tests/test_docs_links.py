@@ -122,3 +122,10 @@ def test_every_study_reading_is_linked_from_the_readme():
     studies = sorted(RESULTS.rglob("results.md"))
     assert studies, "no results.md under benchmarks/results"
     assert [str(study.relative_to(ROOT)) for study in studies if study.resolve() not in linked] == []
+
+
+def test_every_benchmark_script_is_named_in_the_benchmarks_page() -> None:
+    # docs/benchmarks.md promises where each script's figures live; a new script must add its row.
+    page = (ROOT / "docs" / "benchmarks.md").read_text()
+    scripts = sorted(path.name for path in (ROOT / "benchmarks").glob("*.py") if not path.name.startswith("_"))
+    assert scripts and [name for name in scripts if f"`{name}" not in page] == []
