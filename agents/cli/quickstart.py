@@ -163,15 +163,25 @@ def describe(preset: Preset) -> str:
         f"  {'2/2' if preset.sft else '1/1'} RL: {preset.total_steps} steps of {rl.num_groups} goals x "
         f"{rl.group_size} rollouts, then evaluate on the same {goals}"
     )
-    minutes, where = preset.minutes, "2 idle CPU cores"
-    if preset.bf16_minutes is not None and rl.trunk_dtype is not None:  # the settings checked there is a trunk
+    minutes, cores, note = preset.minutes, "2 idle CPU cores", ""
+    if preset.bf16_minutes is not None and rl.trunk_dtype is not None:  # LoraSettings checked that there is a trunk
         here = torch.device(rl.device)
-        bf16 = resolve_trunk_dtype(rl.trunk_dtype, dtype=torch_dtype(rl.dtype), device=here, has_trunk=True)
-        if bf16 == torch.bfloat16:
-            minutes, where = preset.bf16_minutes, f"{where} with bf16 units, as here (the frozen layers in bf16)"
+        if (
+            resolve_trunk_dtype(rl.trunk_dtype, dtype=torch_dtype(rl.dtype), device=here, has_trunk=True)
+            == torch.bfloat16
+        ):
+            minutes, cores, note = (
+                preset.bf16_minutes,
+                f"{cores} with bf16 units",
+                "the frozen layers run in bf16 here; ",
+            )
         else:
-            where = f"{where} without bf16 units, as here (the frozen layers in float32)"
-    timing = f"about {minutes:g} min on {where} (up to ~2.9x that on a slower machine); " if minutes is not None else ""
+            cores, note = f"{cores} without bf16 units", "the frozen layers run in float32 here; "
+    timing = (
+        f"about {minutes:g} min on {cores} ({note}up to ~2.9x that on a slower machine); "
+        if minutes is not None
+        else ""
+    )
     lines.append(f"  {timing}writes {preset.output_dir}/ (summary.json, rl/learning_curve.png)")
     return "\n".join(lines)
 
