@@ -38,13 +38,10 @@ def main() -> None:
     parser.add_argument("--output", default="runs/recipe-tuning")
     args = parser.parse_args()
     preset = PRESETS["webshop"]
+    tuning = {"eval_env_kwargs": TUNING_SET, "eval_episodes": TUNING_GOALS, "eval_every": 0}
+    # The overrides win, so '{"eval_every": 8}' also evaluates on the way.
     config = dataclasses.replace(
-        preset.rl,
-        output_dir=str(Path(args.output) / args.name),
-        eval_env_kwargs=TUNING_SET,
-        eval_episodes=TUNING_GOALS,
-        eval_every=0,
-        **json.loads(args.overrides),
+        preset.rl, output_dir=str(Path(args.output) / args.name), **{**tuning, **json.loads(args.overrides)}
     )
     started = time.perf_counter()
     agent = GRPOAgent(model=args.warm_start, env=preset.env, config=config)

@@ -119,3 +119,19 @@ def test_static_decode_gives_the_dynamic_tokens_on_a_bf16_trunk(tiny_model_path)
     assert [g.response_ids for g in got] == [g.response_ids for g in expected]
     for a, b in zip(got, expected, strict=True):  # the static cache's padded widths round bf16 sums otherwise
         assert torch.allclose(torch.tensor(a.logprobs), torch.tensor(b.logprobs), atol=5e-3)
+
+
+def test_privileged_scores_reuse_the_rollouts_prompt_kv_on_a_bf16_trunk(tiny_model_path):
+    # ORSD and TASPO score responses after prompts with PI, reusing the rollout's prompt KV, whose
+    # trunk layers hold bf16 keys and values and whose adapted layers hold float32 ones.
+    policy, _ = _policy(tiny_model_path, "bfloat16")
+    with policy.keeping_prompt_caches():
+        generations = policy.generate(PROMPTS)
+    with_pi = [prompt + "\nHint: buy the red one." for prompt in PROMPTS]
+    responses = [g.response_ids for g in generations]
+    expected = policy.score(with_pi, responses)
+    got = policy.score(with_pi, responses, reuse_from=PROMPTS)
+    assert torch.allclose(got, expected, atol=5e-3)
+    rollout = policy.score(PROMPTS, responses, reuse_from=PROMPTS)
+    for row, generation in enumerate(generations):
+        assert torch.allclose(rollout[row, : len(generation.logprobs)], torch.tensor(generation.logprobs), atol=5e-3)
