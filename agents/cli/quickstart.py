@@ -147,6 +147,22 @@ def _evaluation(record: dict[str, Any]) -> dict[str, float]:
     return {key: float(record[f"eval/{key}"]) for key in EVAL_KEYS if f"eval/{key}" in record}
 
 
+def _announced_time(preset: Preset) -> str:
+    """The first lines' time estimate: the one measured with the trunk dtype this machine runs."""
+    if preset.minutes is None:
+        return ""
+    slower = "up to ~2.9x that on a slower machine"
+    rl = preset.rl
+    if preset.bf16_minutes is None or rl.trunk_dtype is None:  # LoraSettings checked that a trunk_dtype has a trunk
+        return f"about {preset.minutes:g} min on 2 idle CPU cores ({slower}); "
+    here = torch.device(rl.device)
+    bf16 = resolve_trunk_dtype(rl.trunk_dtype, dtype=torch_dtype(rl.dtype), device=here, has_trunk=True)
+    minutes, units, dtype = (
+        (preset.bf16_minutes, "with", "bf16") if bf16 == torch.bfloat16 else (preset.minutes, "without", "float32")
+    )
+    return f"about {minutes:g} min on 2 idle CPU cores {units} bf16 units (the frozen layers run in {dtype} here; {slower}); "
+
+
 def describe(preset: Preset) -> str:
     """What the run will do and about how long it takes: the first lines it prints."""
     rl = preset.rl
@@ -163,25 +179,7 @@ def describe(preset: Preset) -> str:
         f"  {'2/2' if preset.sft else '1/1'} RL: {preset.total_steps} steps of {rl.num_groups} goals x "
         f"{rl.group_size} rollouts, then evaluate on the same {goals}"
     )
-    minutes, cores, note = preset.minutes, "2 idle CPU cores", ""
-    if preset.bf16_minutes is not None and rl.trunk_dtype is not None:  # LoraSettings checked that there is a trunk
-        here = torch.device(rl.device)
-        if (
-            resolve_trunk_dtype(rl.trunk_dtype, dtype=torch_dtype(rl.dtype), device=here, has_trunk=True)
-            == torch.bfloat16
-        ):
-            minutes, cores, note = (
-                preset.bf16_minutes,
-                f"{cores} with bf16 units",
-                "the frozen layers run in bf16 here; ",
-            )
-        else:
-            cores, note = f"{cores} without bf16 units", "the frozen layers run in float32 here; "
-    timing = (
-        f"about {minutes:g} min on {cores} ({note}up to ~2.9x that on a slower machine); "
-        if minutes is not None
-        else ""
-    )
+    timing = _announced_time(preset)
     lines.append(f"  {timing}writes {preset.output_dir}/ (summary.json, rl/learning_curve.png)")
     return "\n".join(lines)
 
