@@ -37,7 +37,13 @@ TrunkDtype = Literal["auto", "bfloat16"]
 
 
 def cpu_has_bf16_units() -> bool:
-    """Whether this CPU multiplies bfloat16 natively (AMX tiles or AVX-512 BF16)."""
+    """Whether this CPU multiplies bfloat16 natively (AMX tiles or AVX-512 BF16) and torch may use them.
+
+    A process whose kernels are limited below AVX-512 (``ATEN_CPU_CAPABILITY=avx2``) counts as
+    having none: it would run bf16 through the slower emulated paths.
+    """
+    if not torch.backends.cpu.get_cpu_capability().startswith("AVX512"):
+        return False
     checks = [getattr(torch.cpu, name, None) for name in ("_is_amx_tile_supported", "_is_avx512_bf16_supported")]
     return any(check is not None and bool(check()) for check in checks)
 

@@ -1,5 +1,9 @@
 """A bf16 frozen trunk: where it applies, what it casts, and that the RL ratio still starts at 1."""
 
+import os
+import subprocess
+import sys
+
 import pytest
 import torch
 
@@ -55,6 +59,14 @@ def test_resolve_trunk_dtype(monkeypatch):
     monkeypatch.setattr(trunk_precision, "cpu_has_bf16_units", lambda: False)  # emulated bf16 is slower
     assert resolve_trunk_dtype("auto", dtype=f32, device=CPU, has_trunk=True) == f32
     assert resolve_trunk_dtype("auto", dtype=f32, device=torch.device("cuda"), has_trunk=True) == bf16
+
+
+def test_a_process_limited_to_avx2_has_no_bf16_units():
+    # What "auto" asks on a machine without AVX-512 (the AMD EPYC of issue #27), whatever this one has.
+    limited = {**os.environ, "ATEN_CPU_CAPABILITY": "avx2"}
+    code = "from agents.policy.trunk_precision import cpu_has_bf16_units; print(cpu_has_bf16_units())"
+    answer = subprocess.run([sys.executable, "-c", code], env=limited, capture_output=True, text=True, check=True)
+    assert answer.stdout.strip() == "False"
 
 
 def test_settings_refuse_a_trunk_dtype_without_a_trunk():
