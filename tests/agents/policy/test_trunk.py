@@ -2,8 +2,8 @@ import pytest
 import torch
 
 from agents.policy import LoraOptions, TransformersPolicy
-from agents.policy.padding import left_pad, right_pad
 from agents.policy.trunk import trunk_layer
+from tests.support.padded import padded_generations
 
 PROMPTS = [
     "Say hi.",
@@ -25,12 +25,6 @@ def lora_policy(tiny_model_path):
             if "lora_B" in name:
                 parameter.normal_(0.0, 0.5)
     return policy
-
-
-def _padded(policy, generations):
-    prompt_ids, prompt_mask = left_pad([g.prompt_ids for g in generations], policy.pad_token_id, policy.device)
-    response_ids, response_mask = right_pad([g.response_ids for g in generations], policy.pad_token_id, policy.device)
-    return prompt_ids, prompt_mask, response_ids, response_mask
 
 
 def _stopping_generations(policy):
@@ -58,7 +52,7 @@ def test_kept_states_cover_prompt_and_response_but_the_last_token(lora_policy):
 
 def test_top_layers_on_kept_states_equal_the_full_forward_and_its_gradients(lora_policy):
     generations = _stopping_generations(lora_policy)
-    tensors = _padded(lora_policy, generations)
+    tensors = padded_generations(lora_policy, generations)
     kept = [g.trunk_hiddens for g in generations]
     parameters = lora_policy.trainable_parameters()
 
@@ -78,7 +72,7 @@ def test_top_layers_on_kept_states_equal_the_full_forward_and_its_gradients(lora
 
 def test_kept_states_serve_the_reference_model_too(lora_policy):
     generations = _stopping_generations(lora_policy)
-    tensors = _padded(lora_policy, generations)
+    tensors = padded_generations(lora_policy, generations)
     with torch.no_grad(), lora_policy.reference_model() as reference:
         full = lora_policy.token_logprobs(*tensors, model=reference)
         trunk = lora_policy.token_logprobs(

@@ -8,10 +8,10 @@ import pytest
 import torch
 
 from agents.policy import LoraOptions, TransformersPolicy, trunk_precision
-from agents.policy.padding import left_pad, right_pad
 from agents.policy.trunk import decoder_and_head
 from agents.policy.trunk_precision import lower_trunk, resolve_trunk_dtype
 from agents.settings import LoraSettings
+from tests.support.padded import padded_generations
 
 PROMPTS = ["Say hi.", "A much longer prompt, so the batch needs left padding to line up.", "Mid-length prompt."]
 CPU = torch.device("cpu")
@@ -36,12 +36,6 @@ def _policy(path, trunk_dtype=None, state=None, **kwargs):
         }
     policy.load_trainable_state_dict(state)
     return policy, state
-
-
-def _padded(policy, generations):
-    prompt_ids, prompt_mask = left_pad([g.prompt_ids for g in generations], policy.pad_token_id, policy.device)
-    response_ids, response_mask = right_pad([g.response_ids for g in generations], policy.pad_token_id, policy.device)
-    return prompt_ids, prompt_mask, response_ids, response_mask
 
 
 def test_resolve_trunk_dtype(monkeypatch):
@@ -98,7 +92,7 @@ def test_the_rollout_the_update_and_the_reference_agree_on_a_bf16_trunk(tiny_mod
     policy, _ = _policy(tiny_model_path, "bfloat16")
     with policy.keeping_trunk_hiddens():
         generations = policy.generate(PROMPTS)  # sampled
-    tensors = _padded(policy, generations)
+    tensors = padded_generations(policy, generations)
     kept = [g.trunk_hiddens for g in generations]
     assert all(h is not None and h.dtype == torch.float32 for h in kept)  # handed up in float32
     full = policy.token_logprobs(*tensors)
@@ -117,7 +111,7 @@ def test_log_probs_stay_within_hundredths_of_a_nat_of_float32(tiny_model_path):
     exact, state = _policy(tiny_model_path)
     lowered, _ = _policy(tiny_model_path, "bfloat16", state=state)
     generations = exact.generate(PROMPTS, greedy=True)
-    tensors = _padded(exact, generations)
+    tensors = padded_generations(exact, generations)
     mask = tensors[3].bool()
     difference = (exact.token_logprobs(*tensors) - lowered.token_logprobs(*tensors))[mask].abs()
     assert 0 < difference.mean() < 0.02 and difference.max() < 0.1  # changed, slightly
