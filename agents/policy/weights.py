@@ -143,10 +143,12 @@ class PolicyWeights:
         from transformers import AutoConfig, AutoModelForCausalLM
 
         device = torch.device(device)
-        layers = int(AutoConfig.from_pretrained(path).num_hidden_layers)
-        first_adapted = trunk_layer(layers, lora.top_layers if lora else None)
+        config = AutoConfig.from_pretrained(path)  # read once: checked here, then the model is built from it
+        first_adapted = trunk_layer(int(config.num_hidden_layers), lora.top_layers if lora else None)
         lowered = resolve_trunk_dtype(trunk_dtype, dtype=dtype, device=device, has_trunk=first_adapted is not None)
-        base: Any = AutoModelForCausalLM.from_pretrained(path, dtype=dtype, attn_implementation=attn_implementation)
+        base: Any = AutoModelForCausalLM.from_pretrained(
+            path, config=config, dtype=dtype, attn_implementation=attn_implementation
+        )
         base = base.to(device)
         base.eval()  # no dropout: old and new log-probs must come from the same function
         if lora is None:
