@@ -14,7 +14,8 @@ also accepted from other pages. An action the page does not accept is reported
 Observations: ``"text"`` (default: the page's visible text joined by ``" [SEP] "``),
 ``"text_rich"`` (a piece a line, clickables marked ``[button] … [button_]``),
 ``"text_compact"`` (ours: a line per part of the page, pieces joined by ``" | "``, chosen
-options marked; about 30 % fewer tokens than ``text``) or ``"html"``.
+options marked and the option groups still unchosen named; about 30 % fewer tokens than
+``text``) or ``"html"``.
 
 With ``privileged=True`` (off by default), ``info["privileged"]`` (:class:`WebShopPrivileged`,
 the same at reset and every step of an episode; never in an observation) holds the goal the

@@ -124,7 +124,14 @@ def test_text_compact_shows_every_piece_a_line_per_part(engine: WebShopEngine):
     assert lines[:2] == ["Instruction: i want it", "Back to Search | < Prev"]
     assert lines[2] == f"{name1}: " + " | ".join(f"{v} (chosen)" if i == 1 else v for i, v in enumerate(values1))
     assert lines[3] == f"{name2}: " + " | ".join(values2)  # nothing chosen in this group
-    assert lines[-1] == "Description | Features | Reviews | Buy Now"
+    assert lines[-2] == "Description | Features | Reviews | Buy Now"
+    unchosen = [name for name in product.options if name != name1]
+    assert lines[-1] == f"Not chosen yet: {', '.join(unchosen)}"  # the state the (chosen) marks hold, said once
+    every = {name: values[0] for name, values in product.options.items()}
+    assert page_text_compact(engine.item_page("i want it", product.asin, "it", 1, every)).endswith("\nOptions chosen")
+    bare = next(p for p in engine.products.values() if not p.options)
+    # A product with nothing to choose has no such line.
+    assert page_text_compact(engine.item_page("i want it", bare.asin, "it", 1, {})).endswith("Buy Now")
     # The same visible text as the original's text mode, bar the markers and separators.
     plain = page_text_compact(engine.item_page("i want it", product.asin, "it", 1, {}))
     for piece in page_text(engine.item_page("i want it", product.asin, "it", 1, {})).split(" [SEP] "):

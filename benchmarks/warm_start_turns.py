@@ -1,0 +1,122 @@
+"""Which expert turns a WebShop warm start has learned: per turn kind, on the TUNING set's demonstrations.
+
+The expert plays ``--episodes`` goals of the recipe's tuning set (the test split's one-option
+goals) with the recipe's prompts; the warm start (teacher-forced, float32) is scored on each
+turn's expert response. Per turn kind (search, product click, option click, Buy Now after an
+option, Buy Now with nothing to choose): the mean negative log-likelihood of the response and
+how often greedy decoding reproduces it exactly. On option turns it also scores every option
+value and ``click[Buy Now]`` as whole responses: how often Buy Now outranks them all (the
+warm start skips the option), how often the expert's value is the best-ranked option, and the
+mean probability of Buy Now, of the expert's value and of any option value.
+
+Usage (the figures in docs/multiturn-training.md)::
+
+    PYTHONPATH=$PWD .venv/bin/python benchmarks/warm_start_turns.py runs/quickstart-webshop/sft
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import collections
+import json
+
+import torch
+
+from agents.sft import SFTAgent, SFTConfig
+from agents.sft.demonstrations import Demonstration, collect_demonstrations
+from agents.sft.trainer import pad_demonstrations, tokenize_demonstrations
+
+NOT_OPTIONS = {"click[Back to Search]", "click[< Prev]", "click[Description]", "click[Features]", "click[Reviews]"}
+BUY = "click[Buy Now]"
+
+
+def turn_kind(demonstration: Demonstration) -> str:
+    """``search``, ``product``, ``option``, ``buy-after-option`` or ``buy-no-option``."""
+    page = demonstration.prompt.split("Current observation")[-1]
+    if demonstration.response.startswith("search["):
+        return "search"
+    if "Total results" in page:
+        return "product"
+    if demonstration.response == BUY:
+        return "buy-after-option" if "(chosen)" in page else "buy-no-option"
+    return "option"
+
+
+@torch.no_grad()
+def response_logprobs(agent: SFTAgent, demonstrations: list[Demonstration], stop: list[str]) -> list[torch.Tensor]:
+    """Per demonstration, the log-probs of its response tokens and whether greedy decoding agrees with each."""
+    policy = agent.policy
+    examples = tokenize_demonstrations(policy, demonstrations, stop=stop)
+    rows: list[torch.Tensor] = []
+    for start in range(0, len(examples), 8):
+        prompt, prompt_mask, response, response_mask = pad_demonstrations(
+            examples[start : start + 8], policy.pad_token_id
+        )
+        ids, mask = torch.cat([prompt, response], 1), torch.cat([prompt_mask, response_mask], 1)
+        logits = policy.model(input_ids=ids, attention_mask=mask, position_ids=(mask.cumsum(1) - 1).clamp(min=0)).logits
+        logits = logits[:, prompt.shape[1] - 1 : -1].float()
+        token = logits.log_softmax(-1).gather(-1, response.unsqueeze(-1)).squeeze(-1)
+        agree = logits.argmax(-1) == response
+        for row in range(len(response)):
+            length = int(response_mask[row].sum())
+            rows.append(torch.stack([token[row, :length], agree[row, :length].float()]))
+    return rows
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("warm_start", help="the quick start's sft folder (or any model)")
+    parser.add_argument("--episodes", type=int, default=48, help="expert episodes on the tuning set")
+    parser.add_argument("--seed", type=int, default=123, help="draws the tuning goals")
+    args = parser.parse_args()
+    config = SFTConfig.for_env("WebShop-v0", output_dir="runs/warm-start-turns", eval_episodes=0, trunk_dtype=None)
+    agent = SFTAgent(args.warm_start, "WebShop-v0", config)
+    stop = list(agent.prompt_builder.stop_strings(agent._action_format()))
+    demonstrations, _ = collect_demonstrations(
+        "WebShop-v0",
+        episodes=args.episodes,
+        prompt_builder=agent.prompt_builder,
+        env_kwargs={**agent.env_kwargs, "split": "test"},
+        seed=args.seed,
+    )
+    table: dict[str, list[float]] = collections.defaultdict(lambda: [0, 0.0, 0])
+    for demonstration, row in zip(demonstrations, response_logprobs(agent, demonstrations, stop), strict=True):
+        counts = table[turn_kind(demonstration)]
+        counts[0] += 1
+        counts[1] += float(-row[0].sum())
+        counts[2] += bool(row[1].all())
+    print("| turn kind | turns | NLL per turn | greedy exact |\n|---|---|---|---|")
+    for kind, (turns, nll, exact) in sorted(table.items()):
+        print(f"| {kind} | {turns} | {nll / turns:.3f} | {exact / turns:.2f} |")
+
+    options = collections.Counter()
+    probabilities = []
+    for demonstration in demonstrations:
+        if turn_kind(demonstration) != "option":
+            continue
+        listed = demonstration.prompt.split("Admissible actions: ")[-1].split("\n")[0]
+        candidates = [action for action in ast.literal_eval(listed) if action not in NOT_OPTIONS]
+        scored = [Demonstration(demonstration.prompt, action, demonstration.task_id, 0) for action in candidates]
+        sequence = torch.stack([row[0].sum() for row in response_logprobs(agent, scored, stop)])
+        buy, gold = candidates.index(BUY), candidates.index(demonstration.response)
+        values = [i for i in range(len(candidates)) if i != buy]
+        options["turns"] += 1
+        options["buy ranked first"] += int(sequence.argmax()) == buy
+        options["expert's value ranked first"] += int(sequence.argmax()) == gold
+        options["expert's value the best-ranked value"] += max(values, key=lambda i: float(sequence[i])) == gold
+        probabilities.append(
+            [float(sequence[buy].exp()), float(sequence[gold].exp()), float(sequence[values].exp().sum())]
+        )
+    turns = max(options.pop("turns", 0), 1)
+    print(json.dumps({key: round(count / turns, 2) for key, count in options.items()}))
+    means = torch.tensor(probabilities).mean(0).tolist() if probabilities else [0.0, 0.0, 0.0]
+    print(
+        json.dumps(
+            {"P(buy)": round(means[0], 2), "P(expert's value)": round(means[1], 2), "P(any value)": round(means[2], 2)}
+        )
+    )
+
+
+if __name__ == "__main__":
+    main()
