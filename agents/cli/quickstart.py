@@ -124,11 +124,12 @@ def _warm_start_then_grpo(
 
 
 PRESETS: dict[str, Preset] = {
-    # minutes, on an idle Intel Xeon with AMX (2 cores, 2026-12-03, one sitting): 6.0 with the trunk in bf16
-    # (trunk_dtype="auto" there), 8.6 in float32; the commit before issue #27's work took 8.7 there and
-    # 23.8 on a slow AMD EPYC without bf16 units (machines of this kind differ ~2.9x).
+    # minutes, on an idle Intel Xeon with AMX (2 cores, 2026-12-03, one sitting): 4.9 with the trunk in bf16
+    # (trunk_dtype="auto" there), 6.8 with the kernels held to AVX2 (ATEN_CPU_CAPABILITY=avx2, so float32);
+    # the commit before issue #27's work took 7.9 there and 23.8 on a slow AMD EPYC without bf16 units
+    # (machines of this kind differ ~2.9x).
     "webshop": _warm_start_then_grpo(
-        "WebShop-v0", total_steps=8, output_dir="runs/quickstart-webshop", minutes=8.5, bf16_minutes=6
+        "WebShop-v0", total_steps=8, output_dir="runs/quickstart-webshop", minutes=7, bf16_minutes=5
     ),
     "alfworld": _warm_start_then_grpo("ALFWorld-v0", total_steps=6, output_dir="runs/quickstart-alfworld", minutes=32),
     "searchqa": Preset(
