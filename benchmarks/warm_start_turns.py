@@ -23,6 +23,7 @@ import json
 
 import torch
 
+from agents.policy.decoding import positions_from_mask
 from agents.sft import SFTAgent, SFTConfig
 from agents.sft.demonstrations import Demonstration, collect_demonstrations
 from agents.sft.trainer import pad_demonstrations, tokenize_demonstrations
@@ -44,23 +45,25 @@ def turn_kind(demonstration: Demonstration) -> str:
 
 
 @torch.no_grad()
-def response_logprobs(agent: SFTAgent, demonstrations: list[Demonstration], stop: list[str]) -> list[torch.Tensor]:
-    """Per demonstration, the log-probs of its response tokens and whether greedy decoding agrees with each."""
+def response_logprobs(
+    agent: SFTAgent, demonstrations: list[Demonstration], stop: list[str]
+) -> list[tuple[torch.Tensor, torch.Tensor]]:
+    """Per demonstration, the log-probs of its response tokens and whether greedy decoding picks each."""
     policy = agent.policy
     examples = tokenize_demonstrations(policy, demonstrations, stop=stop)
-    rows: list[torch.Tensor] = []
+    rows: list[tuple[torch.Tensor, torch.Tensor]] = []
     for start in range(0, len(examples), 8):
         prompt, prompt_mask, response, response_mask = pad_demonstrations(
             examples[start : start + 8], policy.pad_token_id
         )
         ids, mask = torch.cat([prompt, response], 1), torch.cat([prompt_mask, response_mask], 1)
-        logits = policy.model(input_ids=ids, attention_mask=mask, position_ids=(mask.cumsum(1) - 1).clamp(min=0)).logits
+        logits = policy.model(input_ids=ids, attention_mask=mask, position_ids=positions_from_mask(mask)).logits
         logits = logits[:, prompt.shape[1] - 1 : -1].float()
         token = logits.log_softmax(-1).gather(-1, response.unsqueeze(-1)).squeeze(-1)
         agree = logits.argmax(-1) == response
         for row in range(len(response)):
             length = int(response_mask[row].sum())
-            rows.append(torch.stack([token[row, :length], agree[row, :length].float()]))
+            rows.append((token[row, :length], agree[row, :length]))
     return rows
 
 
@@ -81,11 +84,13 @@ def main() -> None:
         seed=args.seed,
     )
     table: dict[str, list[float]] = collections.defaultdict(lambda: [0, 0.0, 0])
-    for demonstration, row in zip(demonstrations, response_logprobs(agent, demonstrations, stop), strict=True):
+    for demonstration, (logprobs, greedy) in zip(
+        demonstrations, response_logprobs(agent, demonstrations, stop), strict=True
+    ):
         counts = table[turn_kind(demonstration)]
         counts[0] += 1
-        counts[1] += float(-row[0].sum())
-        counts[2] += bool(row[1].all())
+        counts[1] += float(-logprobs.sum())
+        counts[2] += bool(greedy.all())
     print("| turn kind | turns | NLL per turn | greedy exact |\n|---|---|---|---|")
     for kind, (turns, nll, exact) in sorted(table.items()):
         print(f"| {kind} | {turns} | {nll / turns:.3f} | {exact / turns:.2f} |")
@@ -98,7 +103,7 @@ def main() -> None:
         listed = demonstration.prompt.split("Admissible actions: ")[-1].split("\n")[0]
         candidates = [action for action in ast.literal_eval(listed) if action not in NOT_OPTIONS]
         scored = [Demonstration(demonstration.prompt, action, demonstration.task_id, 0) for action in candidates]
-        sequence = torch.stack([row[0].sum() for row in response_logprobs(agent, scored, stop)])
+        sequence = torch.stack([logprobs.sum() for logprobs, _ in response_logprobs(agent, scored, stop)])
         buy, gold = candidates.index(BUY), candidates.index(demonstration.response)
         values = [i for i in range(len(candidates)) if i != buy]
         options["turns"] += 1
