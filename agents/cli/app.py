@@ -94,6 +94,9 @@ class QuickstartArgs:
     eval_episodes: int | None = None
     """Held-out goals per evaluation (None: the preset's 32); e.g. 128 for the wider evaluation
     that confirms the README's figures (training is the same: evaluating never changes what it samples)."""
+    eval_start: bool = False
+    """Also evaluate the bare model before the warm start (one more evaluation; a bare chat model
+    plays WebShop's and ALFWorld's turns invalid, so the presets skip it)."""
 
 
 @dataclass
@@ -269,6 +272,8 @@ def run_quickstart(args: QuickstartArgs) -> dict[str, object]:
         preset = dataclasses.replace(preset, output_dir=args.output_dir)
     if args.eval_episodes is not None:
         preset = preset.with_eval_episodes(args.eval_episodes)
+    if args.eval_start:
+        preset = preset.with_start_evaluation()
     return run_preset(preset, resume=args.resume)
 
 

@@ -59,6 +59,10 @@ def decoder_and_head(model: torch.nn.Module) -> tuple[Any, torch.nn.Module]:
     return decoder, head
 
 
+class _TrunkReached(Exception):
+    """Raised by a stopping :class:`TrunkRecorder` once it holds the states: the layers above are not run."""
+
+
 class TrunkRecorder:
     """Records the hidden states entering one decoder layer, on every forward inside the block.
 
@@ -68,10 +72,14 @@ class TrunkRecorder:
 
     Args:
         layer: The first adapted decoder layer.
+        stop: End each forward inside the block at ``layer``, once its input is recorded (the
+            block ends there, without error): for a pass that wants the trunk states only, so
+            the adapted layers, the final norm and the head are not run.
     """
 
-    def __init__(self, layer: torch.nn.Module) -> None:
+    def __init__(self, layer: torch.nn.Module, *, stop: bool = False) -> None:
         self.layer = layer
+        self.stop = stop
         self.captured: list[torch.Tensor] = []
         self._handle: Any = None
 
@@ -79,14 +87,17 @@ class TrunkRecorder:
         self._handle = self.layer.register_forward_pre_hook(self._record, with_kwargs=True)
         return self
 
-    def __exit__(self, *exc: object) -> None:
+    def __exit__(self, kind: type[BaseException] | None, *exc: object) -> bool:
         if self._handle is not None:
             self._handle.remove()
             self._handle = None
+        return kind is _TrunkReached  # a stopping recorder's own early exit, nothing else, is swallowed
 
     def _record(self, module: torch.nn.Module, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
         hidden = args[0] if args else kwargs["hidden_states"]
         self.captured.append(hidden.detach())
+        if self.stop:
+            raise _TrunkReached
 
     def _joined(self) -> torch.Tensor:
         if len(self.captured) > 1:

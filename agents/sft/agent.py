@@ -1,7 +1,7 @@
 """``SFTAgent``: behaviour cloning on the env's own expert, the warm start of an RL run.
 
 ``learn()`` plays the expert (:func:`~agents.sft.demonstrations.collect_demonstrations`) on
-the training split, evaluates the model on held-out tasks, fits it to the demonstrations
+the training split, evaluates the model on held-out tasks (unless ``eval_before=False``), fits it to the demonstrations
 (:class:`~agents.sft.trainer.SFTTrainer`), evaluates again and saves the result as a plain
 Hugging Face model in ``<output_dir>/model`` (a LoRA adapter is merged into the weights).
 An RL run starts from it with ``GRPOAgent(model=<output_dir>)``: a new LoRA adapter then
@@ -9,7 +9,7 @@ trains on top of the merged weights, and the reference model (adapter off) is th
 warm-started model, not the original one.
 
 Files in ``output_dir``: ``config.json`` (``kind: "sft"``, model, env, config),
-``metrics.jsonl`` (one record per optimizer step; ``eval/*`` before and after),
+``metrics.jsonl`` (one record per optimizer step; ``eval/*`` before, if evaluated, and after),
 ``demonstrations.jsonl`` (the expert turns trained on), ``checkpoints/`` (one per epoch,
 for ``resume``), ``trajectories/`` (the evaluation episodes) and ``model/``.
 
@@ -159,7 +159,7 @@ class SFTAgent:
             write_record(metrics_path, record)
 
         if not resumed:
-            start = self.evaluate(step=0)
+            start = self.evaluate(step=0) if self.config.eval_before else {}
             if start:
                 print(f"SFT: before cloning, held out: {format_evaluation(start)}", flush=True)
             log({"step": 0, **demo_stats.to_dict("demonstrations/"), **start})

@@ -65,14 +65,19 @@ class SFTConfig(LoraSettings, OptimSettings, PromptSettings, EnvSettings, RunSet
     # -- evaluation, logging, checkpoints ----------------------------------------------------
     eval_episodes: Size = 32
     """Held-out tasks played greedily before and after training (0: no evaluation)."""
+    eval_before: bool = True
+    """Evaluate the model before cloning too (the run's step 0); False skips that evaluation (the
+    quick start's: a bare chat model plays every WebShop turn invalid, and the evaluation costs as
+    much as the one after cloning)."""
     max_new_tokens: Count = 64
     """Longest response per turn at evaluation."""
     output_dir: Annotated[str | None, NON_EMPTY] = None
     """Folder for metrics, checkpoints (one per epoch) and the merged model (``model/``) (None: a
     new folder ``runs/sft-<env>-<n>`` per run; see :mod:`agents.runs.folders`)."""
 
-    RESUME_MAY_CHANGE: ClassVar[frozenset[str]] = RunSettings.RESUME_MAY_CHANGE | {"epochs"}
-    """Besides the run fields, ``epochs``: a resumed run may train for more epochs."""
+    RESUME_MAY_CHANGE: ClassVar[frozenset[str]] = RunSettings.RESUME_MAY_CHANGE | {"epochs", "eval_before"}
+    """Besides the run fields, ``epochs`` (a resumed run may train for more epochs) and ``eval_before``
+    (a resumed run never evaluates before cloning)."""
 
     @classmethod
     def for_env(cls, env_id: str, **overrides: Any) -> SFTConfig:

@@ -97,27 +97,39 @@ def pad_demonstrations(
 
 @torch.no_grad()
 def trunk_states(
-    policy: TransformersPolicy, examples: Sequence[TokenizedDemonstration], *, batch_size: int = 8
+    policy: TransformersPolicy,
+    examples: Sequence[TokenizedDemonstration],
+    *,
+    batch_size: int = 8,
+    progress: bool = False,
 ) -> list[torch.Tensor]:
     """Per demonstration, the ``[P + R, D]`` hidden states entering the policy's first adapted layer.
+
+    Batches hold demonstrations of similar length (little padding is computed), and each pass
+    stops at the first adapted layer (:class:`~agents.policy.trunk.TrunkRecorder` ``stop``); the
+    states come back in the order of ``examples``.
 
     Raises:
         ValueError: when the policy has no frozen trunk (LoRA on the top layers only).
     """
+    from tqdm.auto import tqdm
+
     if policy.trunk_layer is None:
         raise ValueError("trunk states need LoRA on the top layers only (lora.top_layers)")
     decoder, _ = decoder_and_head(policy.model)
-    states: list[torch.Tensor] = []
-    for start in range(0, len(examples), batch_size):
-        rows = [e.prompt_ids + e.response_ids for e in examples[start : start + batch_size]]
-        tensors = [torch.tensor(row, dtype=torch.long) for row in rows]
+    order = sorted(range(len(examples)), key=lambda i: len(examples[i].prompt_ids) + len(examples[i].response_ids))
+    states: dict[int, torch.Tensor] = {}
+    starts = range(0, len(order), batch_size)
+    for start in tqdm(starts, desc="sft: trunk states", unit="batch", leave=False, disable=not progress):
+        batch = order[start : start + batch_size]
+        tensors = [torch.tensor(examples[i].prompt_ids + examples[i].response_ids, dtype=torch.long) for i in batch]
         ids = pad_sequence(tensors, batch_first=True, padding_value=policy.pad_token_id, padding_side="left")
         mask = pad_sequence([torch.ones_like(t) for t in tensors], batch_first=True, padding_side="left")
         ids, mask = ids.to(policy.device), mask.to(policy.device)
-        with TrunkRecorder(decoder.layers[policy.trunk_layer]) as recorder:
-            policy.model(input_ids=ids, attention_mask=mask, position_ids=positions_from_mask(mask), logits_to_keep=1)
-        states.extend(recorder.rows(mask))
-    return states
+        with TrunkRecorder(decoder.layers[policy.trunk_layer], stop=True) as recorder:
+            policy.model(input_ids=ids, attention_mask=mask, position_ids=positions_from_mask(mask), use_cache=False)
+        states.update(zip(batch, recorder.rows(mask), strict=True))
+    return [states[i] for i in range(len(examples))]
 
 
 class SFTTrainer:
@@ -162,7 +174,7 @@ class SFTTrainer:
         self.examples = list(examples)
         self.trunk: list[torch.Tensor] | None = None
         if trunk_cache and policy.trunk_layer is not None:
-            self.trunk = trunk_states(policy, self.examples, batch_size=micro_batch_size)
+            self.trunk = trunk_states(policy, self.examples, batch_size=micro_batch_size, progress=progress)
         self.output_dir = Path(output_dir)
         self.epochs, self.batch_size, self.micro_batch_size = epochs, batch_size, micro_batch_size
         self.max_grad_norm = max_grad_norm

@@ -3,6 +3,7 @@ import json
 import pytest
 
 from agents.cli import EvalArgs, QuickstartArgs, SFTArgs, main, parse
+from agents.cli.app import run_quickstart
 
 
 def test_parse_names_the_commands_on_a_bad_one(capsys):
@@ -30,6 +31,7 @@ def test_parse_fills_the_typed_arguments():
     quick = parse(["quickstart"])
     assert isinstance(quick, QuickstartArgs) and quick.preset == "webshop" and not quick.resume
     assert quick.eval_episodes is None and parse(["quickstart", "--eval-episodes", "128"]).eval_episodes == 128
+    assert not quick.eval_start and parse(["quickstart", "--eval-start"]).eval_start
     with pytest.raises(SystemExit):
         parse(["quickstart", "--preset", "chess"])
     sft = parse(["sft", "--env", "ALFWorld-v0", "--config.expert-episodes", "5", "--config.invalid-action-rate", "0.2"])
@@ -40,6 +42,19 @@ def test_parse_fills_the_typed_arguments():
     )
     train = parse(["train", "--config.credit", "taspo", "--config.credit-options", "kappa", "0.1"])
     assert train.config.credit == "taspo" and train.config.credit_options == {"kappa": 0.1}
+
+
+@pytest.mark.parametrize("argv", [["quickstart"], ["quickstart", "--eval-start", "--eval-episodes", "64"]])
+def test_quickstart_runs_the_preset_its_flags_ask_for(monkeypatch, argv):
+    import agents.cli.quickstart as quickstart
+
+    ran = []
+    monkeypatch.setattr(quickstart, "run_quickstart", lambda preset, resume: ran.append(preset) or {})
+    run_quickstart(parse(argv))
+    expected = quickstart.PRESETS["webshop"]
+    if "--eval-start" in argv:
+        expected = expected.with_eval_episodes(64).with_start_evaluation()
+    assert ran == [expected] and ran[0].sft is not None and ran[0].sft.eval_before is ("--eval-start" in argv)
 
 
 def test_train_then_eval_the_run(tmp_path, tiny_model_path, capsys):

@@ -46,9 +46,10 @@ def test_a_preset_whose_stages_prompt_differently_is_refused():
 
 
 @pytest.mark.slow
-def test_a_scaled_down_webshop_preset_warm_starts_then_trains(tmp_path, tiny_model_path, capsys):
-    webshop = PRESETS["webshop"]
-    assert webshop.sft is not None
+@pytest.mark.parametrize("eval_start", [False, True])
+def test_a_scaled_down_webshop_preset_warm_starts_then_trains(tmp_path, tiny_model_path, capsys, eval_start):
+    webshop = PRESETS["webshop"].with_start_evaluation() if eval_start else PRESETS["webshop"]
+    assert webshop.sft is not None and webshop.sft.eval_before is eval_start
     small = {"max_new_tokens": 6, "eval_episodes": 2, "lora_top_layers": 1}
     preset = dataclasses.replace(
         webshop,
@@ -61,7 +62,10 @@ def test_a_scaled_down_webshop_preset_warm_starts_then_trains(tmp_path, tiny_mod
     with warnings.catch_warnings():
         warnings.simplefilter("error", FutureWarning)  # the run's own warnings are fixed, peft's one is filtered
         summary = run_quickstart(preset)
-    assert list(summary["stages"]) == ["start", "warm start", "end"]
+    assert list(summary["stages"]) == ["start", "warm start", "end"][0 if eval_start else 1 :]
+    sft_records = [json.loads(line) for line in (tmp_path / "quick" / "sft" / "metrics.jsonl").read_text().splitlines()]
+    assert ("eval/success_rate" in sft_records[0]) is eval_start and sft_records[0]["step"] == 0
+    assert (tmp_path / "quick" / "sft" / "trajectories" / "eval_step_0.jsonl").is_file() is eval_start
     records = [json.loads(line) for line in (tmp_path / "quick" / "rl" / "metrics.jsonl").read_text().splitlines()]
     assert (
         records[0]["step"] == 0 and records[0]["eval/success_rate"] == summary["stages"]["warm start"]["success_rate"]
@@ -73,10 +77,11 @@ def test_a_scaled_down_webshop_preset_warm_starts_then_trains(tmp_path, tiny_mod
     out = captured.out
     # It talks: what it will do first, then a banner per stage, the SFT and evaluation lines, the summary.
     assert out.startswith(describe(preset))
+    assert ("SFT: before cloning, held out: success " in out) is eval_start
+    assert ("evaluate the model on 2 held-out goals" in out) is eval_start
     for line in (
         "== 1/2 warm start",
         "SFT: 2 expert episodes",
-        "SFT: before cloning, held out: success ",
         "SFT: after cloning, held out: success ",
         "== 2/2 RL: 1 GRPO steps ==",
         "step 1 | ",
@@ -84,7 +89,7 @@ def test_a_scaled_down_webshop_preset_warm_starts_then_trains(tmp_path, tiny_mod
     ):
         assert line in out, line
     assert "evaluate (2 held-out goals)" in captured.err and "collect WebShop-v0" in captured.err  # the bars
-    assert format_summary(summary).count("\n") == 5
+    assert format_summary(summary).count("\n") == 4 + eval_start
 
 
 def test_the_first_lines_say_what_will_happen_and_how_long() -> None:
@@ -93,6 +98,11 @@ def test_the_first_lines_say_what_will_happen_and_how_long() -> None:
     assert "8 steps of 4 goals x 4 rollouts" in text and "32 held-out goals (eval split)" in text
     assert "runs/quickstart-webshop/" in text
     assert "1/1 RL" in describe(PRESETS["searchqa"])
+    # The bare model is evaluated only when asked (--eval-start): it plays every WebShop turn invalid.
+    assert "clone the env's expert (32 episodes, 3 epochs), evaluate on 32 held-out goals" in text
+    asked = describe(PRESETS["webshop"].with_start_evaluation())
+    assert "evaluate the model on 32 held-out goals (eval split), greedy, clone" in asked
+    assert PRESETS["searchqa"].with_start_evaluation() == PRESETS["searchqa"]  # RL alone evaluates its step 0
 
 
 @pytest.mark.parametrize(

@@ -6,6 +6,7 @@ import pytest
 import torch
 
 from agents.policy import LoraOptions, TransformersPolicy
+from agents.policy.trunk import TrunkRecorder
 from agents.sft.demonstrations import Demonstration
 from agents.sft.trainer import (
     SFTTrainer,
@@ -13,6 +14,7 @@ from agents.sft.trainer import (
     pad_demonstrations,
     response_nll,
     tokenize_demonstrations,
+    trunk_states,
 )
 
 
@@ -137,3 +139,38 @@ def test_the_trunk_cache_gives_the_same_losses_and_weights(tmp_path, tiny_model_
     (full_losses, full_weights), (cached_losses, cached_weights) = results
     assert cached_losses == pytest.approx(full_losses, abs=1e-4)
     assert all(torch.allclose(full_weights[name], cached_weights[name], atol=1e-4) for name in full_weights)
+
+
+def test_trunk_states_are_each_demonstrations_own_states_in_its_order_without_running_the_top_layers(
+    tiny_model_path,
+):
+    torch.manual_seed(0)
+    policy = TransformersPolicy(str(tiny_model_path), seed=0, lora=LoraOptions(rank=4, alpha=8, top_layers=1))
+    assert policy.trunk_layer is not None
+    # Lengths out of order, so the length-sorted batches (2 a batch) differ from the given order.
+    examples = [TokenizedDemonstration(list(range(5, 5 + length)), [7, 8]) for length in (9, 3, 14, 5, 3, 11, 6)]
+    decoder = policy.model.get_base_model().get_decoder()
+    top_calls = []
+    hook = decoder.layers[policy.trunk_layer].register_forward_hook(lambda *_: top_calls.append(1))
+    try:
+        states = trunk_states(policy, examples, batch_size=2)
+    finally:
+        hook.remove()
+    assert top_calls == []  # each pass stopped where the states enter the first adapted layer
+    with torch.no_grad():
+        for example, kept in zip(examples, states, strict=True):
+            ids = torch.tensor([example.prompt_ids + example.response_ids])
+            alone = policy.model(input_ids=ids, output_hidden_states=True).hidden_states[policy.trunk_layer][0]
+            assert kept.shape == alone.shape
+            torch.testing.assert_close(kept, alone, atol=1e-5, rtol=1e-4)
+
+
+def test_a_stopping_recorder_swallows_only_its_own_early_exit(tiny_model_path):
+    policy = TransformersPolicy(str(tiny_model_path), seed=0, lora=LoraOptions(rank=4, alpha=8, top_layers=1))
+    decoder = policy.model.get_base_model().get_decoder()
+    with pytest.raises(RuntimeError, match="not the recorder's"):
+        with TrunkRecorder(decoder.layers[policy.trunk_layer], stop=True):
+            raise RuntimeError("not the recorder's")
+    with TrunkRecorder(decoder.layers[policy.trunk_layer], stop=True) as recorder:
+        policy.model(input_ids=torch.tensor([[5, 6, 7]]))
+    assert [tuple(c.shape) for c in recorder.captured] == [(1, 3, decoder.config.hidden_size)]
