@@ -337,11 +337,17 @@ class Trainer:
         def rows_of(chosen: torch.Tensor) -> torch.Tensor:
             return torch.tensor([row for chain in chosen.tolist() for row in chains[chain]], dtype=torch.long)
 
+        # A chain's forward covers its last row's prompt and response: micro-batches of chains of
+        # similar length compute little padding, and the mini-batch's gradient (their sum) is the same.
+        row_lengths = (batch.prompt_mask.sum(dim=1) + batch.response_mask.sum(dim=1)).tolist()
+        chain_lengths = torch.tensor([row_lengths[chain[-1]] for chain in chains])
+
         for _ in range(config.num_iterations):
             order = torch.randperm(len(chains), generator=self.shuffle_generator)
             for chosen in torch.tensor_split(order, config.mini_batches):
                 if len(chosen) == 0:
                     continue
+                chosen = chosen[torch.argsort(chain_lengths[chosen], stable=True)]
                 part = rows_of(chosen)
                 self.optimizer.zero_grad(set_to_none=True)
                 tokens = int(batch.response_mask[part].sum())

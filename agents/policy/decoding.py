@@ -27,10 +27,12 @@ from __future__ import annotations
 
 import inspect
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
 import torch
+from transformers.cache_utils import DynamicCache
 
 from agents.policy.growing_cache import growing_cache
 
@@ -76,6 +78,26 @@ def positions_from_mask(attention_mask: torch.Tensor) -> torch.Tensor:
     return (attention_mask.cumsum(-1) - 1).clamp(min=0)
 
 
+def length_passes(attention_mask: torch.Tensor, rows_per_pass: int) -> list[torch.Tensor]:
+    """Rows of a left-padded batch grouped by length into prefill passes of at most ``rows_per_pass``.
+
+    Each pass then runs only the columns its longest row needs, so short prompts beside long
+    ones compute little padding. ``[]`` (one pass of the whole batch) when the batch fits in
+    one pass or ``rows_per_pass`` is 0.
+
+    Example:
+        >>> mask = torch.tensor([[0, 0, 1], [1, 1, 1], [0, 1, 1], [0, 0, 1]])
+        >>> [rows.tolist() for rows in length_passes(mask, 2)]
+        [[0, 3], [2, 1]]
+    """
+    if rows_per_pass < 0:
+        raise ValueError(f"rows_per_pass must be >= 0, got {rows_per_pass}")
+    if rows_per_pass == 0 or attention_mask.shape[0] <= rows_per_pass:
+        return []
+    order = torch.argsort(attention_mask.sum(dim=1), stable=True)
+    return list(torch.split(order, rows_per_pass))
+
+
 def cache_keyword(model: torch.nn.Module) -> str:
     """The name ``model.forward`` takes its KV cache under (``cache`` in recent transformers,
     ``past_key_values`` before)."""
@@ -104,9 +126,22 @@ class Decoder(Protocol):
     """``[B, W]`` 1 on every real token fed so far (the columns line up with the cache's)."""
     selects_rows: bool
     """Whether :meth:`select_rows` works (a growing cache can drop and repeat rows; a static one cannot)."""
+    joins_passes: bool
+    """Whether :meth:`prefill` takes ``passes`` (a growing cache of full-attention layers)."""
 
-    def prefill(self, input_ids: torch.Tensor, attention_mask: torch.Tensor, limit: int) -> torch.Tensor:
-        """Runs the left-padded prompts; returns ``[B, V]`` logits for the first new token."""
+    def prefill(
+        self,
+        input_ids: torch.Tensor,
+        attention_mask: torch.Tensor,
+        limit: int,
+        passes: Sequence[torch.Tensor] = (),
+    ) -> torch.Tensor:
+        """Runs the left-padded prompts; returns ``[B, V]`` logits for the first new token.
+
+        ``passes`` (:func:`length_passes`): run these groups of rows one pass each, on the
+        columns each needs, and join their caches as one left-padded batch (the growing cache
+        only; empty: one pass).
+        """
         ...
 
     def step(self, tokens: torch.Tensor, active: torch.Tensor | None = None) -> torch.Tensor:
@@ -127,7 +162,10 @@ class DynamicDecoder:
 
     Besides prefill and step it can :meth:`extend` the cache with a further left-padded chunk of
     tokens per row (the next turn of a conversation): padding and masked-out steps stay in the
-    cache as columns no later token attends to, and positions count real tokens only.
+    cache as columns no later token attends to, and positions count real tokens only. A prefill
+    can run in passes of rows of similar length (:func:`length_passes`), each on the columns its
+    longest prompt needs; their keys and values are joined into the one left-padded batch a
+    single pass makes (zeros on the padding, which no token attends to).
 
     Args:
         model: The causal LM (a peft model works too).
@@ -144,22 +182,64 @@ class DynamicDecoder:
         self.cache_keyword = cache_keyword(model)
         self.cache: Any = None
         self.attention_mask = torch.empty(0)
+        config: Any = getattr(model, "config", None)
+        layer_types = getattr(config, "layer_types", None) or ["full_attention"]
+        self.joins_passes = config is not None and set(layer_types) == {"full_attention"}
+        """Whether :meth:`prefill` runs ``passes`` (every layer attends to all positions, so a layer's
+        cache is its keys and values of every column; a sliding-window layer keeps fewer)."""
 
-    def prefill(self, input_ids: torch.Tensor, attention_mask: torch.Tensor, limit: int) -> torch.Tensor:
+    def prefill(
+        self,
+        input_ids: torch.Tensor,
+        attention_mask: torch.Tensor,
+        limit: int,
+        passes: Sequence[torch.Tensor] = (),
+    ) -> torch.Tensor:
         self.attention_mask = attention_mask
-        positions = positions_from_mask(attention_mask)
+        if passes and not self.joins_passes:
+            raise ValueError("this model has sliding-window layers: its prefill runs in one pass")
+        if not passes:
+            self.cache, logits = self._prefill_pass(input_ids, attention_mask)
+            return logits
+        batch, width = input_ids.shape
+
+        def batch_sized(part: torch.Tensor) -> torch.Tensor:  # [b, ..., n, d] -> zeros [batch, ..., width, d]
+            return part.new_zeros(batch, *part.shape[1:-2], width, part.shape[-1])
+
+        logits = torch.empty(0)
+        joined: list[tuple[torch.Tensor, torch.Tensor]] = []
+        for rows in passes:
+            rows = rows.to(input_ids.device)
+            columns = int(attention_mask[rows].sum(dim=1).max())  # the pass's longest prompt
+            cache, part = self._prefill_pass(
+                input_ids[rows, width - columns :], attention_mask[rows, width - columns :]
+            )
+            if not joined:  # the first pass: the batch's logits and every layer's keys and values, zero on padding
+                logits = part.new_zeros(batch, part.shape[-1])
+                joined = [(batch_sized(layer.keys), batch_sized(layer.values)) for layer in cache.layers]
+            logits[rows] = part
+            for (keys, values), layer in zip(joined, cache.layers, strict=True):
+                keys[rows, ..., width - columns :, :] = layer.keys
+                values[rows, ..., width - columns :, :] = layer.values
+        config: Any = self.model.config
+        self.cache = growing_cache(config) if self.grow_in_place else DynamicCache(config=config)
+        for layer, (keys, values) in zip(self.cache.layers, joined, strict=True):
+            layer.update(keys, values)
+        return logits
+
+    def _prefill_pass(self, input_ids: torch.Tensor, attention_mask: torch.Tensor) -> tuple[Any, torch.Tensor]:
+        """One forward over left-padded prompts from an empty cache: the cache and ``[B, V]`` next-token logits."""
         config: Any = self.model.config
         cache = {self.cache_keyword: growing_cache(config)} if self.grow_in_place else {}
         output = self.model(
             input_ids=input_ids,
             attention_mask=attention_mask,
-            position_ids=positions,
+            position_ids=positions_from_mask(attention_mask),
             use_cache=True,
             logits_to_keep=1,
             **cache,
         )
-        self.cache = returned_cache(output)
-        return output.logits[:, -1, :]
+        return returned_cache(output), output.logits[:, -1, :]
 
     def extend(self, input_ids: torch.Tensor, attention_mask: torch.Tensor) -> torch.Tensor:
         """Feeds a left-padded ``[B, n]`` chunk after everything cached; ``[B, V]`` logits of its last column."""
@@ -222,6 +302,7 @@ class StaticDecoder:
     """
 
     selects_rows = False
+    joins_passes = False
 
     def __init__(self, model: torch.nn.Module, *, bucket: int = 64, compile: bool = False) -> None:
         self.model = model
@@ -252,7 +333,15 @@ class StaticDecoder:
             self._cache_key = key
         return self.cache
 
-    def prefill(self, input_ids: torch.Tensor, attention_mask: torch.Tensor, limit: int) -> torch.Tensor:
+    def prefill(
+        self,
+        input_ids: torch.Tensor,
+        attention_mask: torch.Tensor,
+        limit: int,
+        passes: Sequence[torch.Tensor] = (),
+    ) -> torch.Tensor:
+        if passes:
+            raise ValueError("a static cache prefills its batch in one pass (passes need decode='dynamic')")
         batch, prompt_width = input_ids.shape
         width = self.cache_width(prompt_width, limit)
         dtype = next(self.model.parameters()).dtype

@@ -6,7 +6,7 @@ the token was drawn from (as TRL and verl do), so a teacher-forced score of the 
 (:mod:`agents.policy.scorer`) agrees with it to float precision. A decoder
 (:mod:`agents.policy.decoding`) gives the next-token logits over a growing or a static cache;
 prompts are left-padded, each distinct one prefilled once when the cache can repeat rows
-(``share_prompts``). A row ends at an eos id, when its decoded tail holds a stop string, or at
+(``share_prompts``), in passes of rows of similar length (``prefill_rows``). A row ends at an eos id, when its decoded tail holds a stop string, or at
 the token limit. What the rollout keeps for later passes goes to :mod:`agents.policy.caches`.
 With a :class:`~agents.policy.speculation.PromptLookup` (growing caches only) the loop feeds a
 draft copied from the context with each token and keeps what the model itself would have
@@ -31,7 +31,7 @@ import torch
 
 from agents.policy.caches import RolloutCaches
 from agents.policy.codec import ChatCodec
-from agents.policy.decoding import Decoder, DecodeSettings, DynamicDecoder, make_decoder
+from agents.policy.decoding import Decoder, DecodeSettings, DynamicDecoder, length_passes, make_decoder
 from agents.policy.generation import Generation
 from agents.policy.padding import left_pad
 from agents.policy.speculation import PromptLookup, verify_drafts
@@ -87,6 +87,10 @@ class Sampler:
         settings: Temperature, top-p, the token limit and stop strings.
         decode: Which decoder to build (:class:`~agents.policy.decoding.DecodeSettings`).
         share_prompts: Prefill each distinct prompt of a batch once (growing caches only).
+        prefill_rows: Prefill at most this many prompts a pass, grouped by length, so short
+            prompts compute little padding beside long ones (growing caches of full-attention
+            models; 0: the whole batch in one pass). On 2 CPU cores a pass of 8 rows computes
+            as many tokens a second as one of 32.
         prompt_lookup: Speculative drafts copied from the context (None: one token a step;
             growing caches only).
         seed: Seeds :attr:`generator`.
@@ -102,6 +106,7 @@ class Sampler:
         *,
         decode: DecodeSettings | None = None,
         share_prompts: bool = True,
+        prefill_rows: int = 8,
         prompt_lookup: PromptLookup | None = None,
         seed: int = 0,
         device: torch.device | str = "cpu",
@@ -118,6 +123,9 @@ class Sampler:
         if prompt_lookup is not None and not isinstance(self.decoder, DynamicDecoder):
             raise ValueError("prompt lookup needs decode='dynamic' (drafts rejected in a step stay as masked columns)")
         self.share_prompts = bool(share_prompts)
+        if isinstance(prefill_rows, bool) or not isinstance(prefill_rows, int) or prefill_rows < 0:
+            raise ValueError(f"prefill_rows must be an integer >= 0, got {prefill_rows!r}")
+        self.prefill_rows = prefill_rows
         self.prompt_lookup = prompt_lookup
 
     def limits(self, max_new_tokens: int | None, stop: Sequence[str] | None) -> tuple[int, tuple[str, ...]]:
@@ -173,7 +181,10 @@ class Sampler:
         else:
             inverse, rows = list(range(len(prompt_ids))), prompt_ids
         input_ids, attention_mask = left_pad(rows, self.codec.pad_token_id, self.device)
-        logits = decoder.prefill(input_ids, attention_mask, limit)
+        passes = length_passes(attention_mask, self.prefill_rows) if decoder.joins_passes else []
+        logits = decoder.prefill(input_ids, attention_mask, limit, passes)
+        if passes and recorder is not None:
+            recorder.join_passes(passes, attention_mask)
         self.caches.keep_prompt_kv(rows, decoder.cache, width=input_ids.shape[1])
         if len(rows) < len(prompt_ids):
             index = torch.tensor(inverse, dtype=torch.long, device=self.device)

@@ -87,6 +87,9 @@ class TransformersPolicy:
         share_prompts: Prefill each distinct prompt of a batch once and copy its cache to the
             rows that share it (a group's members share their first prompt); same tokens and
             log-probs. Needs ``decode="dynamic"`` (a static cache keeps its rows).
+        prefill_rows: Prefill at most this many prompts a pass, grouped by length, and join
+            their caches (``decode="dynamic"``, full-attention models; 0: one pass). Less padding
+            computed; the same tokens and log-probs up to float rounding.
         prompt_lookup_num_tokens: Draft tokens per decoding step copied from the context
             (prompt-lookup speculative decoding, :mod:`agents.policy.speculation`; 0: off).
             Same greedy tokens, same sampling distribution. Needs ``decode="dynamic"``.
@@ -118,6 +121,7 @@ class TransformersPolicy:
         compile_decode: bool = False,
         decode_bucket: int = 64,
         share_prompts: bool = True,
+        prefill_rows: int = 8,
         prompt_lookup_num_tokens: int = 0,
     ) -> None:
         from transformers import AutoTokenizer
@@ -155,6 +159,7 @@ class TransformersPolicy:
             sampling,
             decode=decode_settings,
             share_prompts=share_prompts,
+            prefill_rows=prefill_rows,
             prompt_lookup=PromptLookup(prompt_lookup_num_tokens) if prompt_lookup_num_tokens else None,
             seed=seed,
             device=self.device,

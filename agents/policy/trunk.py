@@ -104,6 +104,17 @@ class TrunkRecorder:
             self.captured = [torch.cat(self.captured, dim=1)]
         return self.captured[0]
 
+    def join_passes(self, passes: Sequence[torch.Tensor], attention_mask: torch.Tensor) -> None:
+        """Joins the states the last ``len(passes)`` forwards recorded (a prefill in passes,
+        :func:`~agents.policy.decoding.length_passes`) into one left-padded ``[B, W, D]`` batch
+        lined up with ``attention_mask`` (zeros on padding), as the decoder joins its cache."""
+        parts, self.captured = self.captured[-len(passes) :], self.captured[: -len(passes)]
+        batch, width = attention_mask.shape
+        joined = parts[0].new_zeros(batch, width, parts[0].shape[-1])
+        for rows, part in zip(passes, parts, strict=True):
+            joined[rows.to(joined.device), width - part.shape[1] :] = part
+        self.captured.append(joined)
+
     def select_rows(self, index: torch.Tensor) -> None:
         """Keeps (or repeats) rows ``index`` of everything recorded, as the decoder's cache does."""
         if self.captured:

@@ -365,3 +365,36 @@ def test_credit_examples_are_logged_at_the_first_step_that_has_any_then_at_evalu
     logged = [json.loads(line) for line in (tmp_path / "credit_examples.jsonl").read_text().splitlines()]
     # Step 1 had none; step 2 is the first with any; step 3 is neither first nor evaluated.
     assert [(r["step"], r["call"]) for r in logged] == [(2, 2), (4, 4)]
+
+
+def test_micro_batches_hold_chains_of_similar_length_and_give_the_mini_batchs_update(tmp_path, tiny_model_path):
+    weights = {}
+    seen = {}
+    for micro in (2, 64):
+        trainer = _lora_trainer(tmp_path / str(micro), tiny_model_path, micro_batch_size=micro, mini_batches=1)
+        try:
+            with trainer.policy.keeping_trunk_hiddens():
+                batch, _ = trainer.collector.collect(seed=0)
+            lengths = (batch.prompt_mask.sum(dim=1) + batch.response_mask.sum(dim=1)).tolist()
+            advantages = torch.linspace(-1.0, 1.0, len(batch))[:, None] * batch.response_mask
+            calls = []
+            score = trainer.batch_logprobs
+
+            def spy(sub, score=score, calls=calls, **kwargs):
+                calls.append(
+                    sorted(int(p + r) for p, r in zip(sub.prompt_mask.sum(1), sub.response_mask.sum(1), strict=True))
+                )
+                return score(sub, **kwargs)
+
+            trainer.batch_logprobs = spy
+            trainer.update(batch, advantages)
+            weights[micro] = [p.detach().clone() for p in trainer.policy.trainable_parameters()]
+            seen[micro] = calls
+        finally:
+            trainer.close()
+    assert len(seen[64]) == 1 and len(seen[2]) == -(-len(lengths) // 2)
+    # Shortest rows first: each micro-batch's rows are no longer than the next one's.
+    assert all(max(a) <= min(b) for a, b in zip(seen[2], seen[2][1:], strict=False))
+    assert sorted(n for call in seen[2] for n in call) == sorted(lengths)
+    for split, whole in zip(weights[2], weights[64], strict=True):
+        torch.testing.assert_close(split, whole, atol=1e-5, rtol=1e-4)

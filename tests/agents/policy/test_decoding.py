@@ -9,6 +9,7 @@ from agents.policy.decoding import (
     DynamicDecoder,
     StaticDecoder,
     cache_keyword,
+    length_passes,
     make_decoder,
     positions_from_mask,
     returned_cache,
@@ -120,3 +121,88 @@ def test_the_in_place_growing_cache_samples_what_the_concatenating_one_does(tiny
     for a, b in zip(*results, strict=True):
         assert a.response_ids == b.response_ids
         assert torch.allclose(torch.tensor(a.logprobs), torch.tensor(b.logprobs), atol=1e-5)
+
+
+def test_length_passes_group_rows_by_length_and_leave_small_batches_whole():
+    mask = torch.tensor([[0, 0, 0, 1], [1, 1, 1, 1], [0, 0, 1, 1], [0, 1, 1, 1], [0, 0, 0, 1]])
+    assert [rows.tolist() for rows in length_passes(mask, 2)] == [[0, 4], [2, 3], [1]]
+    assert length_passes(mask, 5) == [] and length_passes(mask, 0) == []
+    with pytest.raises(ValueError, match="rows_per_pass must be >= 0"):
+        length_passes(mask, -1)
+
+
+PASS_PROMPTS = [
+    "Say hi.",
+    "A much longer prompt, so the batch needs left padding to line up with the short ones.",
+    "Count: one two",
+    "Say hi.",  # the same prompt again: prefilled once (share_prompts), then repeated
+    "A mid-length prompt about nothing much.",
+    "x",
+]
+
+
+def _first_layer_inputs(policy, run):
+    """What ``run()`` returns and the ``(rows, columns)`` of each forward through the first decoder layer."""
+    shapes = []
+    layer = policy.model.get_base_model().get_decoder().layers[0]
+    handle = layer.register_forward_pre_hook(lambda module, args: shapes.append(tuple(args[0].shape[:2])))
+    try:
+        return run(), shapes
+    finally:
+        handle.remove()
+
+
+@pytest.mark.parametrize("greedy", [True, False])
+def test_a_prefill_in_length_passes_samples_keeps_and_records_what_one_pass_does(tiny_model_path, greedy):
+    from agents.policy import LoraOptions
+
+    results = {}
+    for rows_per_pass in (0, 2):
+        torch.manual_seed(0)
+        policy = TransformersPolicy(
+            str(tiny_model_path),
+            max_new_tokens=6,
+            seed=3,
+            prefill_rows=rows_per_pass,
+            lora=LoraOptions(rank=2, alpha=4, top_layers=1),
+        )
+
+        def run(policy=policy):
+            with policy.keeping_trunk_hiddens(), policy.keeping_prompt_caches() as kept:
+                return policy.generate(PASS_PROMPTS, greedy=greedy), kept
+
+        results[rows_per_pass] = _first_layer_inputs(policy, run)
+    ((whole, whole_kept), whole_shapes), ((passes, passes_kept), passes_shapes) = results[0], results[2]
+    width = whole_shapes[0][1]
+    assert whole_shapes[0][0] == 5  # the five distinct prompts in one pass, all `width` columns
+    # Three passes of at most two prompts, shortest first, each on its own longest prompt's columns.
+    assert [rows for rows, _ in passes_shapes[:3]] == [2, 2, 1]
+    assert [columns for _, columns in passes_shapes[:3]] == sorted(columns for _, columns in passes_shapes[:3])
+    assert passes_shapes[2][1] == width and sum(r * c for r, c in passes_shapes[:3]) < 5 * width
+    assert passes_shapes[3:] == whole_shapes[1:]  # then the same decode steps on the joined batch
+    for a, b in zip(whole, passes, strict=True):
+        assert a.prompt_ids == b.prompt_ids and a.response_ids == b.response_ids
+        torch.testing.assert_close(torch.tensor(a.logprobs), torch.tensor(b.logprobs), atol=1e-5, rtol=0)
+        assert a.trunk_hiddens is not None and b.trunk_hiddens is not None
+        torch.testing.assert_close(a.trunk_hiddens, b.trunk_hiddens, atol=1e-5, rtol=1e-5)
+    assert len(whole_kept) == len(passes_kept) == 5
+    for generation in whole:
+        one = whole_kept.longest_prefix(generation.prompt_ids, generation.prompt_ids)
+        other = passes_kept.longest_prefix(generation.prompt_ids, generation.prompt_ids)
+        assert one[0] == other[0] == len(generation.prompt_ids) - 1
+        for (keys, values), (other_keys, other_values) in zip(one[1], other[1], strict=True):
+            torch.testing.assert_close(keys, other_keys, atol=1e-5, rtol=1e-5)
+            torch.testing.assert_close(values, other_values, atol=1e-5, rtol=1e-5)
+
+
+def test_passes_are_refused_where_one_pass_is_the_only_way(tiny_model_path):
+    policy = TransformersPolicy(str(tiny_model_path), decode="static")
+    ids, mask = torch.tensor([[1, 2], [3, 4]]), torch.ones(2, 2, dtype=torch.long)
+    with pytest.raises(ValueError, match="one pass"):
+        policy.decoder.prefill(ids, mask, 4, [torch.tensor([0]), torch.tensor([1])])
+    sliding = DynamicDecoder(policy.model)
+    sliding.joins_passes = False  # as for a model with sliding-window layers
+    with pytest.raises(ValueError, match="sliding-window layers"):
+        sliding.prefill(ids, mask, 4, [torch.tensor([0]), torch.tensor([1])])
+    with pytest.raises(ValueError, match="prefill_rows must be an integer >= 0"):
+        TransformersPolicy(str(tiny_model_path), prefill_rows=-1)
