@@ -2,11 +2,14 @@
 
 A :class:`Preset` names the env, the model, the behaviour-cloning settings (``sft``, None
 for none) and the RL run (``rl``: its config, the agent class, the number of steps). Both
-stages use the same prompt settings, env settings and held-out tasks, so the three
-evaluations (start, after the warm start, end) are comparable: the start and the
-warm-start figures are the SFT run's evaluations before and after fitting, and the RL run
-logs the latter as its step 0 (same model, tasks, prompts and greedy decoding: measuring it
-again would give the same figures and cost a minute and a half).
+stages use the same prompt settings, env settings and held-out tasks, so the evaluations
+(after the warm start, end, and with ``--eval-start`` the bare model's first) are comparable:
+the start and the warm-start figures are the SFT run's evaluations before and after fitting,
+and the RL run logs the latter as its step 0 (same model, tasks, prompts and greedy decoding:
+measuring it again would give the same figures and cost a minute and a half). The warm-start
+presets skip the bare model's evaluation (``SFTConfig.eval_before=False``): a bare chat model
+plays every WebShop and ALFWorld turn invalid, and the evaluation cost 109 s of the job on a
+slow machine.
 
 Presets (``python -m agents quickstart --preset NAME``), each an env's recipe from
 :mod:`agents.recipes` (``GRPOConfig.for_env`` / ``SFTConfig.for_env``) with the model and step count:
@@ -27,7 +30,7 @@ Presets (``python -m agents quickstart --preset NAME``), each an env's recipe fr
 - ``searchqa``: the one-turn SearchQA run that was the quick start before (RL only).
 
 Files under ``output_dir``: ``sft/`` and ``rl/`` (each a run folder), ``summary.json``
-(the three evaluations and the stage wall times) and ``rl/learning_curve.png``.
+(the evaluations and the stage wall times) and ``rl/learning_curve.png``.
 
 Example:
     >>> sorted(PRESETS)
@@ -72,7 +75,9 @@ class Preset:
         sft: The warm start's settings (None: RL from the model itself).
         output_dir: Where the stages write.
         minutes: The whole run's wall time as measured on 2 CPU cores with the frozen trunk in
-            float32 (what the first line of output announces; None when not measured).
+            float32 (what the first line of output announces; None when not measured); with
+            ``bf16_minutes``, measured on the slowest machine of this kind (an AMD EPYC without
+            bf16 units).
         bf16_minutes: The same with the trunk in bf16, which ``trunk_dtype="auto"`` picks on a
             CPU with bf16 units (announced there; None: not measured).
     """
@@ -132,12 +137,12 @@ def _warm_start_then_grpo(
 
 
 PRESETS: dict[str, Preset] = {
-    # minutes, on an idle Intel Xeon with AMX (2 cores, 2026-12-03, one sitting): 4.9 with the trunk in bf16
-    # (trunk_dtype="auto" there), 6.8 with the kernels held to AVX2 (ATEN_CPU_CAPABILITY=avx2, so float32);
-    # the commit before issue #27's work took 7.9 there and 23.8 on a slow AMD EPYC without bf16 units
-    # (machines of this kind differ ~2.9x).
+    # minutes: 12.1 on an idle AMD EPYC without bf16 units (2 cores, AVX2, 2026-12-03; the trunk in float32),
+    # where the commit before issue #27's work took 23.8; 4.9 with the trunk in bf16 on an idle Intel Xeon
+    # with AMX (trunk_dtype="auto" there), measured before the bare model's evaluation became optional and
+    # prefills ran in passes (the float32 job took 17.1 min on that AMD EPYC then).
     "webshop": _warm_start_then_grpo(
-        "WebShop-v0", total_steps=8, output_dir="runs/quickstart-webshop", minutes=7, bf16_minutes=5
+        "WebShop-v0", total_steps=8, output_dir="runs/quickstart-webshop", minutes=12, bf16_minutes=5
     ),
     "alfworld": _warm_start_then_grpo("ALFWorld-v0", total_steps=6, output_dir="runs/quickstart-alfworld", minutes=32),
     "searchqa": Preset(
@@ -166,10 +171,15 @@ def _announced_time(preset: Preset) -> str:
         return f"about {preset.minutes:g} min on 2 idle CPU cores ({slower}); "
     here = torch.device(rl.device)
     bf16 = resolve_trunk_dtype(rl.trunk_dtype, dtype=torch_dtype(rl.dtype), device=here, has_trunk=True)
-    minutes, units, dtype = (
-        (preset.bf16_minutes, "with", "bf16") if bf16 == torch.bfloat16 else (preset.minutes, "without", "float32")
+    if bf16 == torch.bfloat16:
+        return (
+            f"about {preset.bf16_minutes:g} min on 2 idle CPU cores with bf16 units (the frozen layers run in bf16 "
+            f"here; {slower}); "
+        )
+    return (
+        f"about {preset.minutes:g} min on 2 idle CPU cores without bf16 units (the frozen layers run in float32 "
+        "here; measured on a slow AMD EPYC, less on a faster machine); "
     )
-    return f"about {minutes:g} min on 2 idle CPU cores {units} bf16 units (the frozen layers run in {dtype} here; {slower}); "
 
 
 def describe(preset: Preset) -> str:
