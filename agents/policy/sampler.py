@@ -6,11 +6,12 @@ the token was drawn from (as TRL and verl do), so a teacher-forced score of the 
 (:mod:`agents.policy.scorer`) agrees with it to float precision. A decoder
 (:mod:`agents.policy.decoding`) gives the next-token logits over a growing or a static cache;
 prompts are left-padded, each distinct one prefilled once when the cache can repeat rows
-(``share_prompts``), in passes of rows of similar length (``prefill_rows``). A row ends at an eos id, when its decoded tail holds a stop string, or at
-the token limit. What the rollout keeps for later passes goes to :mod:`agents.policy.caches`.
-With a :class:`~agents.policy.speculation.PromptLookup` (growing caches only) the loop feeds a
-draft copied from the context with each token and keeps what the model itself would have
-produced (:mod:`agents.policy.speculation`: same greedy tokens, same sampling distribution).
+(``share_prompts``), in passes of rows of similar length (``prefill_rows``). A row ends at an
+eos id, when its decoded tail holds a stop string, or at the token limit. What the rollout
+keeps for later passes goes to :mod:`agents.policy.caches`. With a
+:class:`~agents.policy.speculation.PromptLookup` (growing caches only) the loop feeds a draft
+copied from the context with each token and keeps what the model itself would have produced
+(:mod:`agents.policy.speculation`: same greedy tokens, same sampling distribution).
 
 Example:
     >>> SamplingSettings(temperature=0.0)

@@ -1,9 +1,10 @@
 """``SFTAgent``: behaviour cloning on the env's own expert, the warm start of an RL run.
 
 ``learn()`` plays the expert (:func:`~agents.sft.demonstrations.collect_demonstrations`) on
-the training split, evaluates the model on held-out tasks (unless ``eval_before=False``), fits it to the demonstrations
-(:class:`~agents.sft.trainer.SFTTrainer`), evaluates again and saves the result as a plain
-Hugging Face model in ``<output_dir>/model`` (a LoRA adapter is merged into the weights).
+the training split, evaluates the model on held-out tasks (unless ``eval_before=False``), fits
+it to the demonstrations (:class:`~agents.sft.trainer.SFTTrainer`), evaluates again and saves
+the result as a plain Hugging Face model in ``<output_dir>/model`` (a LoRA adapter is merged
+into the weights).
 An RL run starts from it with ``GRPOAgent(model=<output_dir>)``: a new LoRA adapter then
 trains on top of the merged weights, and the reference model (adapter off) is the
 warm-started model, not the original one.
