@@ -8,7 +8,8 @@ collecting one step. A recipe holds what the quick start measured to work there:
   results a page, the compact page rendering, the admissible actions listed, no system
   prompt or preamble, past turns' actions only, 32 new tokens a turn; LoRA on the top 4
   layers at lr 1e-3; RL: 4 goals x 4 rollouts sampled at temperature 0.6, two optimizer steps
-  per batch; SFT: 32 expert episodes with broken actions injected (10 %), 3 epochs.
+  per batch; SFT: 32 expert episodes with broken actions injected (10 %), 3 epochs, the bare
+  model not evaluated before cloning.
 - ``ALFWorld-v0``: the same on generated ``pick_and_place_simple`` games, 8 turns, 16 tokens,
   rollouts sampled at temperature 1.0 (0.6 not measured there).
 - ``SearchQA-v0``: the one-turn run (the retrieved passage shown with the question,
@@ -100,7 +101,10 @@ def _warm_start_then_grpo(
             eval_every=0,
             save_every=1,
         ),
-        sft=_frozen(expert_episodes=32, invalid_action_rate=0.1, epochs=3, batch_size=8),
+        # The bare model is not evaluated before cloning: it plays every WebShop and ALFWorld turn invalid
+        # (0.000 / 0.000 / 1.000), and that evaluation cost 109 s of a 17-minute quick start on a slow AMD
+        # EPYC (`python -m agents quickstart --eval-start` runs it).
+        sft=_frozen(expert_episodes=32, invalid_action_rate=0.1, epochs=3, batch_size=8, eval_before=False),
     )
 
 

@@ -7,7 +7,7 @@ stages use the same prompt settings, env settings and held-out tasks, so the eva
 the start and the warm-start figures are the SFT run's evaluations before and after fitting,
 and the RL run logs the latter as its step 0 (same model, tasks, prompts and greedy decoding:
 measuring it again would give the same figures and cost a minute and a half). The warm-start
-presets skip the bare model's evaluation (``SFTConfig.eval_before=False``): a bare chat model
+recipes skip the bare model's evaluation (``SFTConfig.eval_before=False``): a bare chat model
 plays every WebShop and ALFWorld turn invalid, and the evaluation cost 109 s of the job on a
 slow machine.
 
@@ -124,9 +124,7 @@ def _warm_start_then_grpo(
     return Preset(
         env=env,
         model="smollm2-135m",
-        # The bare model is not evaluated: it plays every turn invalid (0.000 / 0.000 / 1.000, README) and
-        # that evaluation cost 109 s of a 17-minute run on a slow AMD EPYC (--eval-start runs it).
-        sft=SFTConfig.for_env(env, eval_before=False),
+        sft=SFTConfig.for_env(env),
         rl=GRPOConfig.for_env(env),
         total_steps=total_steps,
         agent="grpo",
