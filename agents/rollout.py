@@ -246,6 +246,26 @@ class RolloutBatch:
                 previous = prompt + response
         return sorted(chains, key=lambda chain: chain[0])
 
+    def prompt_units(self, chains: Sequence[Sequence[int]]) -> list[list[int]]:
+        """The chains (:meth:`prefix_chains`) grouped by their first row's prompt, in order of first appearance.
+
+        A group's members sampled their first responses from one prompt (at a temperature, a
+        group's rollouts often see the same page), so a scoring pass can feed that prompt once
+        for all of them (``packs`` of :func:`agents.policy.spans.span_logprobs`).
+
+        >>> rows = [RolloutRow("a", [1, 2], [3], [0.0], None, 0, 0, 0, 0.0, True),
+        ...         RolloutRow("b", [9], [5], [0.0], None, 0, 1, 0, 0.0, True),
+        ...         RolloutRow("a", [1, 2], [4], [0.0], None, 0, 2, 0, 0.0, True)]
+        >>> batch = RolloutBatch.from_rows(rows, trajectory_rewards=[0.0] * 3, trajectory_success=[False] * 3,
+        ...                                trajectory_group_ids=[0] * 3, pad_token_id=0)
+        >>> batch.prompt_units(batch.prefix_chains())
+        [[0, 2], [1]]
+        """
+        units: dict[tuple[int, ...], list[int]] = {}
+        for index, chain in enumerate(chains):
+            units.setdefault(tuple(self.row_tokens(chain[0])[0]), []).append(index)
+        return list(units.values())
+
     @classmethod
     def from_groups(
         cls, rows: Sequence[RolloutRow], groups: Sequence[TrajectoryGroup], *, pad_token_id: int

@@ -81,6 +81,28 @@ def lr_lambda(kind: str, warmup_steps: int, total_steps: int):
     return multiplier
 
 
+def split_evenly(items: list[int], sizes: list[int], parts: int) -> list[list[int]]:
+    """``items`` cut, in order, into ``parts`` runs whose ``sizes`` add up as evenly as whole items allow.
+
+    >>> split_evenly([7, 8, 9, 10], [1, 3, 1, 1], 2)
+    [[7, 8], [9, 10]]
+    >>> split_evenly([1, 2], [1, 1], 3)
+    [[1], [2], []]
+    """
+    total, filled = sum(sizes), 0
+    runs: list[list[int]] = []
+    run: list[int] = []
+    for item, size in zip(items, sizes, strict=True):
+        target = total * (len(runs) + 1) / parts
+        if run and len(runs) < parts - 1 and filled + size / 2 > target:
+            runs.append(run)
+            run = []
+        run.append(item)
+        filled += size
+    runs.append(run)
+    return runs + [[] for _ in range(parts - len(runs))]
+
+
 class Trainer:
     """Trains a policy on an env with a credit rule (see the module docstring).
 
@@ -325,34 +347,53 @@ class Trainer:
                 handle.write(json.dumps({"step": self.step, **example}, ensure_ascii=False) + "\n")
 
     def update(self, batch: RolloutBatch, advantages: torch.Tensor) -> dict[str, float]:
-        """``num_iterations`` passes of ``mini_batches`` optimizer steps over the batch."""
+        """``num_iterations`` passes of ``mini_batches`` optimizer steps over the batch.
+
+        The shuffled units are the chains sampled from one prompt (:meth:`RolloutBatch.prompt_units`),
+        so a micro-batch feeds each such prompt once. Without a KL term (``beta = 0``) a chain
+        whose advantages are all 0 adds exactly nothing to the loss or its gradient, and is not
+        scored (the mini-batch's row and token counts, which normalise the loss, still count it).
+        """
         config = self.config
         device = self.policy.device
-        sums = {"loss": 0.0, "clip_fraction": 0.0, "kl": 0.0, "ratio_mean": 0.0, "grad_norm": 0.0}
-        updates = 0
+        sums = {"loss": 0.0, "grad_norm": 0.0}
+        diagnostics = {"clip_fraction": 0.0, "kl": 0.0, "ratio_mean": 0.0}
+        updates = scored_updates = 0
         if len(batch) == 0:
-            return sums
+            return {**sums, **diagnostics}
         chains = batch.prefix_chains()  # one row each, or a conversation's turns together
+        units = batch.prompt_units(chains)
 
-        def rows_of(chosen: torch.Tensor) -> torch.Tensor:
-            return torch.tensor([row for chain in chosen.tolist() for row in chains[chain]], dtype=torch.long)
+        def rows_of(chosen: list[int]) -> list[int]:
+            return [row for chain in chosen for row in chains[chain]]
 
-        # A chain's forward covers its last row's prompt and response: micro-batches of chains of
+        # A unit's forward covers its prompt and its chains' own tokens: micro-batches of units of
         # similar length compute little padding, and the mini-batch's gradient (their sum) is the same.
         row_lengths = (batch.prompt_mask.sum(dim=1) + batch.response_mask.sum(dim=1)).tolist()
-        chain_lengths = torch.tensor([row_lengths[chain[-1]] for chain in chains])
+        unit_lengths = [max(row_lengths[chains[chain][-1]] for chain in unit) for unit in units]
+        unit_rows = [len(rows_of(unit)) for unit in units]
+        moves = advantages.ne(0).any(dim=1).tolist()
+        if config.beta != 0:
+            moves = [True] * len(batch)
 
         for _ in range(config.num_iterations):
-            order = torch.randperm(len(chains), generator=self.shuffle_generator)
-            for chosen in torch.tensor_split(order, config.mini_batches):
-                if len(chosen) == 0:
+            order = torch.randperm(len(units), generator=self.shuffle_generator).tolist()
+            for chosen in split_evenly(order, [unit_rows[unit] for unit in order], config.mini_batches):
+                if not chosen:
                     continue
-                chosen = chosen[torch.argsort(chain_lengths[chosen], stable=True)]
-                part = rows_of(chosen)
-                self.optimizer.zero_grad(set_to_none=True)
+                chosen = sorted(chosen, key=lambda unit: unit_lengths[unit])
+                part = rows_of([chain for unit in chosen for chain in units[unit]])
                 tokens = int(batch.response_mask[part].sum())
-                for micro_chains in torch.split(chosen, config.micro_batch_size):
-                    micro = rows_of(micro_chains)
+                scored = [
+                    [chain for chain in units[unit] if any(moves[row] for row in chains[chain])] for unit in chosen
+                ]
+                scored = [unit for unit in scored if unit]
+                scored_tokens = sum(int(batch.response_mask[rows_of(unit)].sum()) for unit in scored)
+                self.optimizer.zero_grad(set_to_none=True)
+                for start in range(0, len(scored), config.micro_batch_size):
+                    micro = torch.tensor(
+                        rows_of([c for unit in scored[start : start + config.micro_batch_size] for c in unit])
+                    )
                     sub = batch.select(micro)
                     logprobs = self.batch_logprobs(sub)
                     loss, stats = policy_loss(
@@ -370,11 +411,14 @@ class Trainer:
                         max_length=config.max_new_tokens,
                     )
                     loss.backward()
-                    share = int(sub.response_mask.sum()) / max(tokens, 1)
+                    share = int(sub.response_mask.sum()) / max(scored_tokens, 1)
                     sums["loss"] += loss.item()
-                    for key in ("clip_fraction", "kl", "ratio_mean"):
-                        sums[key] += stats[key] * share
+                    for key in diagnostics:
+                        diagnostics[key] += stats[key] * share
                 parameters = self.policy.trainable_parameters()
+                for parameter in parameters:  # nothing scored: the step sees the zero gradient it would have computed
+                    if parameter.grad is None:
+                        parameter.grad = torch.zeros_like(parameter)
                 if config.max_grad_norm > 0:
                     norm = torch.nn.utils.clip_grad_norm_(parameters, config.max_grad_norm)
                 else:
@@ -386,17 +430,24 @@ class Trainer:
                 if self.scheduler is not None:
                     self.scheduler.step()
                 updates += 1
-        return {key: value / max(updates, 1) for key, value in sums.items()}
+                scored_updates += bool(scored)
+        return {
+            **{key: value / max(updates, 1) for key, value in sums.items()},
+            **{key: value / max(scored_updates, 1) for key, value in diagnostics.items()},
+        }
 
     def batch_logprobs(self, batch: RolloutBatch, *, model: torch.nn.Module | None = None) -> torch.Tensor:
-        """``[B, T]`` teacher-forced log-probs of a batch's responses, one forward per prefix chain.
+        """``[B, T]`` teacher-forced log-probs of a batch's responses, one forward per prompt unit.
 
-        Rows without chains or kept trunk states take the policy's ``token_logprobs`` path as
-        is; otherwise each chain's last row is scored once (on its kept trunk states when it has
-        them) and every row of the chain reads its response's span out of that pass.
+        Rows without chains, shared prompts or kept trunk states take the policy's
+        ``token_logprobs`` path as is; otherwise each chain's last row is scored once (on its kept
+        trunk states when it has them), chains sampled from one prompt share an input row
+        (:meth:`RolloutBatch.prompt_units`), and every row of a chain reads its response's span
+        out of that pass.
         """
         chains = batch.prefix_chains()
-        if batch.trunk_hiddens is None and all(len(chain) == 1 for chain in chains):
+        units = batch.prompt_units(chains)
+        if batch.trunk_hiddens is None and len(units) == len(chains) and all(len(chain) == 1 for chain in chains):
             return self.policy.token_logprobs(
                 batch.prompt_ids, batch.prompt_mask, batch.response_ids, batch.response_mask, model=model
             )
@@ -406,7 +457,7 @@ class Trainer:
             [(len(tokens[row][0]), len(tokens[row][0]) + len(tokens[row][1])) for row in chain] for chain in chains
         ]
         kept = None if batch.trunk_hiddens is None else [batch.trunk_hiddens[chain[-1]] for chain in chains]
-        scored = self.policy.sequence_logprobs(sequences, spans, trunk_hiddens=kept, model=model)
+        scored = self.policy.sequence_logprobs(sequences, spans, trunk_hiddens=kept, model=model, packs=units)
         width = batch.response_ids.shape[1]
         by_row = {
             row: piece

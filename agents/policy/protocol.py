@@ -115,8 +115,10 @@ class Policy(Protocol):
         *,
         trunk_hiddens: Sequence[torch.Tensor] | None = None,
         model: torch.nn.Module | None = None,
+        packs: Sequence[Sequence[int]] | None = None,
     ) -> list[list[torch.Tensor]]:
-        """Per sequence, per ``[start, end)`` span, its tokens' log-probs, one forward for all spans."""
+        """Per sequence, per ``[start, end)`` span, its tokens' log-probs, one forward for all spans
+        (``packs``: sequences that share an input row, their common start fed once)."""
         ...
 
     def conversations(self) -> ConversationSampler:

@@ -147,9 +147,11 @@ class Scorer:
         *,
         trunk_hiddens: Sequence[torch.Tensor] | None = None,
         model: torch.nn.Module | None = None,
+        packs: Sequence[Sequence[int]] | None = None,
     ) -> list[list[torch.Tensor]]:
         """Per sequence, per ``[start, end)`` span, the teacher-forced log-probs of its tokens, in one pass.
 
+        ``packs``: sequences that share an input row (:func:`~agents.policy.spans.span_logprobs`).
         With ``trunk_hiddens`` (per sequence, kept states of at least its tokens before the last
         scored one) and a model they hold for (:meth:`trunk_applies`), only the top layers run;
         otherwise the whole model does. Gradients flow when grad is enabled.
@@ -166,6 +168,7 @@ class Scorer:
             chunk_size=self.logprob_chunk_size,
             trunk_hiddens=trunk_hiddens if use_trunk else None,
             first_layer=self.weights.trunk_layer if use_trunk else None,
+            packs=packs,
         )
 
     @torch.no_grad()

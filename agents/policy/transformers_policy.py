@@ -307,9 +307,11 @@ class TransformersPolicy:
         *,
         trunk_hiddens: Sequence[torch.Tensor] | None = None,
         model: torch.nn.Module | None = None,
+        packs: Sequence[Sequence[int]] | None = None,
     ) -> list[list[torch.Tensor]]:
-        """Per sequence, per ``[start, end)`` span, the teacher-forced log-probs of its tokens, in one pass."""
-        return self.scorer.sequence_logprobs(sequences, spans, trunk_hiddens=trunk_hiddens, model=model)
+        """Per sequence, per ``[start, end)`` span, the teacher-forced log-probs of its tokens, in one pass
+        (``packs``: see :func:`agents.policy.spans.span_logprobs`)."""
+        return self.scorer.sequence_logprobs(sequences, spans, trunk_hiddens=trunk_hiddens, model=model, packs=packs)
 
     def score(
         self,

@@ -141,7 +141,11 @@ class TrunkRecorder:
 
 
 def top_layers_forward(
-    model: torch.nn.Module, first_layer: int, hidden_states: torch.Tensor, attention_mask: torch.Tensor
+    model: torch.nn.Module,
+    first_layer: int,
+    hidden_states: torch.Tensor,
+    attention_mask: torch.Tensor,
+    position_ids: torch.Tensor | None = None,
 ) -> torch.Tensor:
     """The final-norm output of layers ``first_layer..L-1`` run on kept trunk hidden states.
 
@@ -149,7 +153,9 @@ def top_layers_forward(
         model: The causal LM (peft or not) whose trunk produced ``hidden_states``.
         first_layer: The first adapted layer (where the states were recorded).
         hidden_states: ``[B, W, D]`` left-padded kept states (any value at padding).
-        attention_mask: ``[B, W]`` 1 on real tokens.
+        attention_mask: ``[B, W]`` 1 on real tokens, or a ready ``[B, 1, W, W]`` mask in the
+            attention implementation's format (packed rows, :func:`~agents.policy.spans.packed_attention_mask`).
+        position_ids: ``[B, W]`` positions (None: counted from a 2D mask's real tokens).
 
     Returns:
         ``[B, W, D]`` hidden states after the last layer and the final norm, as the full
@@ -159,7 +165,9 @@ def top_layers_forward(
 
     decoder, _ = decoder_and_head(model)
     config = decoder.config
-    positions = positions_from_mask(attention_mask)
+    if position_ids is None and attention_mask.dim() != 2:
+        raise ValueError("a 4D attention mask needs position_ids")
+    positions = positions_from_mask(attention_mask) if position_ids is None else position_ids
     arguments = {
         "config": config,
         "inputs_embeds": hidden_states,

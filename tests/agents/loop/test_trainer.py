@@ -367,34 +367,69 @@ def test_credit_examples_are_logged_at_the_first_step_that_has_any_then_at_evalu
     assert [(r["step"], r["call"]) for r in logged] == [(2, 2), (4, 4)]
 
 
-def test_micro_batches_hold_chains_of_similar_length_and_give_the_mini_batchs_update(tmp_path, tiny_model_path):
-    weights = {}
-    seen = {}
-    for micro in (2, 64):
+def _update_once(trainer, advantages_of):
+    """Collects one batch, updates on ``advantages_of(batch)`` and returns (batch, new weights, the rows
+    of each micro-batch the update scored)."""
+    with trainer.policy.keeping_trunk_hiddens():
+        batch, _ = trainer.collector.collect(seed=0)
+    calls = []
+    score = trainer.batch_logprobs
+
+    def spy(sub, **kwargs):
+        calls.append(sub)
+        return score(sub, **kwargs)
+
+    trainer.batch_logprobs = spy
+    trainer.update(batch, advantages_of(batch))
+    return batch, [p.detach().clone() for p in trainer.policy.trainable_parameters()], calls
+
+
+def _lengths(sub):
+    return sorted(int(p + r) for p, r in zip(sub.prompt_mask.sum(1), sub.response_mask.sum(1), strict=True))
+
+
+def test_micro_batches_hold_prompt_units_of_similar_length_and_give_the_mini_batchs_update(tmp_path, tiny_model_path):
+    weights, seen = {}, {}
+    for micro in (1, 64):
         trainer = _lora_trainer(tmp_path / str(micro), tiny_model_path, micro_batch_size=micro, mini_batches=1)
         try:
-            with trainer.policy.keeping_trunk_hiddens():
-                batch, _ = trainer.collector.collect(seed=0)
-            lengths = (batch.prompt_mask.sum(dim=1) + batch.response_mask.sum(dim=1)).tolist()
-            advantages = torch.linspace(-1.0, 1.0, len(batch))[:, None] * batch.response_mask
-            calls = []
-            score = trainer.batch_logprobs
-
-            def spy(sub, score=score, calls=calls, **kwargs):
-                calls.append(
-                    sorted(int(p + r) for p, r in zip(sub.prompt_mask.sum(1), sub.response_mask.sum(1), strict=True))
-                )
-                return score(sub, **kwargs)
-
-            trainer.batch_logprobs = spy
-            trainer.update(batch, advantages)
-            weights[micro] = [p.detach().clone() for p in trainer.policy.trainable_parameters()]
-            seen[micro] = calls
+            batch, weights[micro], seen[micro] = _update_once(
+                trainer, lambda b: torch.linspace(0.1, 1.0, len(b))[:, None] * b.response_mask
+            )
         finally:
             trainer.close()
-    assert len(seen[64]) == 1 and len(seen[2]) == -(-len(lengths) // 2)
-    # Shortest rows first: each micro-batch's rows are no longer than the next one's.
-    assert all(max(a) <= min(b) for a, b in zip(seen[2], seen[2][1:], strict=False))
-    assert sorted(n for call in seen[2] for n in call) == sorted(lengths)
-    for split, whole in zip(weights[2], weights[64], strict=True):
+    units = batch.prompt_units(batch.prefix_chains())
+    assert len(units) < len(batch), "no group shared a prompt: the test proves nothing about packing"
+    assert len(seen[64]) == 1 and len(seen[1]) == len(units)
+    # Shortest units first: each micro-batch's rows are no longer than the next one's.
+    assert all(max(_lengths(a)) <= min(_lengths(b)) for a, b in zip(seen[1], seen[1][1:], strict=False))
+    lengths = (batch.prompt_mask.sum(dim=1) + batch.response_mask.sum(dim=1)).tolist()
+    assert sorted(n for sub in seen[1] for n in _lengths(sub)) == sorted(lengths)
+    for sub in seen[1]:  # a micro-batch of one unit: one prompt
+        assert len({tuple(sub.row_tokens(row)[0]) for row in range(len(sub))}) == 1
+    for split, whole in zip(weights[1], weights[64], strict=True):
         torch.testing.assert_close(split, whole, atol=1e-5, rtol=1e-4)
+
+
+@pytest.mark.parametrize("zero", ["some", "all"])
+def test_chains_without_advantage_are_not_scored_and_change_nothing(tmp_path, tiny_model_path, zero):
+    def advantages(batch, tiny):
+        values = torch.linspace(0.5, 1.0, len(batch)) if zero == "some" else torch.zeros(len(batch))
+        values[::2] = tiny  # every other row: no advantage (0), or one too small to count (1e-30)
+        return values[:, None] * batch.response_mask
+
+    runs = {}
+    for tiny in (0.0, 1e-30):
+        trainer = _lora_trainer(tmp_path / str(tiny), tiny_model_path, mini_batches=2)
+        try:
+            runs[tiny] = _update_once(trainer, lambda b, tiny=tiny: advantages(b, tiny))
+        finally:
+            trainer.close()
+    for tiny, (batch, _, calls) in runs.items():
+        moving = int(advantages(batch, tiny).ne(0).any(dim=1).sum())
+        assert sum(len(sub) for sub in calls) == moving
+    assert sum(len(sub) for sub in runs[0.0][2]) < sum(len(sub) for sub in runs[1e-30][2])
+    if zero == "all":
+        assert runs[0.0][2] == []  # nothing scored: the optimizer stepped on zero gradients
+    for without, with_tiny in zip(runs[0.0][1], runs[1e-30][1], strict=True):
+        torch.testing.assert_close(without, with_tiny, atol=1e-6, rtol=1e-5)
