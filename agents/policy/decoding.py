@@ -135,12 +135,15 @@ class Decoder(Protocol):
         attention_mask: torch.Tensor,
         limit: int,
         passes: Sequence[torch.Tensor] = (),
+        prefix: Sequence[int] = (),
     ) -> torch.Tensor:
         """Runs the left-padded prompts; returns ``[B, V]`` logits for the first new token.
 
         ``passes`` (:func:`length_passes`): run these groups of rows one pass each, on the
         columns each needs, and join their caches as one left-padded batch (the growing cache
-        only; empty: one pass).
+        only; empty: one pass). ``prefix``: tokens every prompt starts with, not in
+        ``input_ids``: run once, and every row's cache and mask begin with them (the growing
+        cache only, with ``passes``).
         """
         ...
 
@@ -194,17 +197,27 @@ class DynamicDecoder:
         attention_mask: torch.Tensor,
         limit: int,
         passes: Sequence[torch.Tensor] = (),
+        prefix: Sequence[int] = (),
     ) -> torch.Tensor:
         self.attention_mask = attention_mask
-        if passes and not self.joins_passes:
-            raise ValueError("this model has sliding-window layers: its prefill runs in one pass")
+        if (passes or prefix) and not self.joins_passes:
+            raise ValueError("this model has sliding-window layers: its prefill runs in one pass, prefix included")
+        if prefix and not passes:
+            raise ValueError("a shared prefix needs passes (one pass of every row: [torch.arange(batch)])")
         if not passes:
             self.cache, logits = self._prefill_pass(input_ids, attention_mask)
             return logits
         batch, width = input_ids.shape
+        shared = len(prefix)
+        head: Any = None
+        if shared:
+            head, _ = self._prefill_pass(
+                torch.tensor([list(prefix)], device=input_ids.device), attention_mask.new_ones(1, shared)
+            )
+            self.attention_mask = torch.cat([attention_mask.new_ones(batch, shared), attention_mask], dim=1)
 
-        def batch_sized(part: torch.Tensor) -> torch.Tensor:  # [b, ..., n, d] -> zeros [batch, ..., width, d]
-            return part.new_zeros(batch, *part.shape[1:-2], width, part.shape[-1])
+        def batch_sized(part: torch.Tensor) -> torch.Tensor:  # [b, ..., n, d] -> zeros [batch, ..., shared + width, d]
+            return part.new_zeros(batch, *part.shape[1:-2], shared + width, part.shape[-1])
 
         logits = torch.empty(0)
         joined: list[tuple[torch.Tensor, torch.Tensor]] = []
@@ -212,32 +225,48 @@ class DynamicDecoder:
             rows = rows.to(input_ids.device)
             columns = int(attention_mask[rows].sum(dim=1).max())  # the pass's longest prompt
             cache, part = self._prefill_pass(
-                input_ids[rows, width - columns :], attention_mask[rows, width - columns :]
+                input_ids[rows, width - columns :],
+                self.attention_mask[rows][
+                    :, list(range(shared)) + list(range(shared + width - columns, shared + width))
+                ],
+                head,
             )
             if not joined:  # the first pass: the batch's logits and every layer's keys and values, zero on padding
                 logits = part.new_zeros(batch, part.shape[-1])
                 joined = [(batch_sized(layer.keys), batch_sized(layer.values)) for layer in cache.layers]
             logits[rows] = part
             for (keys, values), layer in zip(joined, cache.layers, strict=True):
-                keys[rows, ..., width - columns :, :] = layer.keys
-                values[rows, ..., width - columns :, :] = layer.values
+                keys[rows, ..., :shared, :] = layer.keys[..., :shared, :]
+                values[rows, ..., :shared, :] = layer.values[..., :shared, :]
+                keys[rows, ..., shared + width - columns :, :] = layer.keys[..., shared:, :]
+                values[rows, ..., shared + width - columns :, :] = layer.values[..., shared:, :]
         config: Any = self.model.config
         self.cache = growing_cache(config) if self.grow_in_place else DynamicCache(config=config)
         for layer, (keys, values) in zip(self.cache.layers, joined, strict=True):
             layer.update(keys, values)
         return logits
 
-    def _prefill_pass(self, input_ids: torch.Tensor, attention_mask: torch.Tensor) -> tuple[Any, torch.Tensor]:
-        """One forward over left-padded prompts from an empty cache: the cache and ``[B, V]`` next-token logits."""
+    def _prefill_pass(
+        self, input_ids: torch.Tensor, attention_mask: torch.Tensor, head: Any = None
+    ) -> tuple[Any, torch.Tensor]:
+        """One forward over left-padded prompts: the cache and ``[B, V]`` next-token logits.
+
+        ``head``: a one-row cache of tokens before every prompt (``attention_mask`` covers them
+        too), copied for each row; None: from an empty cache.
+        """
         config: Any = self.model.config
-        cache = {self.cache_keyword: growing_cache(config)} if self.grow_in_place else {}
+        cache: Any = growing_cache(config) if self.grow_in_place else DynamicCache(config=config)
+        if head is not None:
+            for layer, before in zip(cache.layers, head.layers, strict=True):
+                rows = (input_ids.shape[0], *before.keys.shape[1:])
+                layer.update(before.keys.expand(rows).contiguous(), before.values.expand(rows).contiguous())
         output = self.model(
             input_ids=input_ids,
             attention_mask=attention_mask,
-            position_ids=positions_from_mask(attention_mask),
+            position_ids=positions_from_mask(attention_mask)[:, attention_mask.shape[1] - input_ids.shape[1] :],
             use_cache=True,
             logits_to_keep=1,
-            **cache,
+            **{self.cache_keyword: cache},
         )
         return returned_cache(output), output.logits[:, -1, :]
 
@@ -339,9 +368,12 @@ class StaticDecoder:
         attention_mask: torch.Tensor,
         limit: int,
         passes: Sequence[torch.Tensor] = (),
+        prefix: Sequence[int] = (),
     ) -> torch.Tensor:
-        if passes:
-            raise ValueError("a static cache prefills its batch in one pass (passes need decode='dynamic')")
+        if passes or prefix:
+            raise ValueError(
+                "a static cache prefills its batch in one pass (passes and prefixes need decode='dynamic')"
+            )
         batch, prompt_width = input_ids.shape
         width = self.cache_width(prompt_width, limit)
         dtype = next(self.model.parameters()).dtype

@@ -90,6 +90,9 @@ class TransformersPolicy:
         prefill_rows: Prefill at most this many prompts a pass, grouped by length, and join
             their caches (``decode="dynamic"``, full-attention models; 0: one pass). Less padding
             computed; the same tokens and log-probs up to float rounding.
+        shared_prefix: Prefill the start that every prompt of a batch shares once (the chat
+            template's system turn, the env's fixed text) when it is at least this many tokens
+            (0: never); growing caches of full-attention models.
         prompt_lookup_num_tokens: Draft tokens per decoding step copied from the context
             (prompt-lookup speculative decoding, :mod:`agents.policy.speculation`; 0: off).
             Same greedy tokens, same sampling distribution. Needs ``decode="dynamic"``.
@@ -122,6 +125,7 @@ class TransformersPolicy:
         decode_bucket: int = 64,
         share_prompts: bool = True,
         prefill_rows: int = 8,
+        shared_prefix: int = 16,
         prompt_lookup_num_tokens: int = 0,
     ) -> None:
         from transformers import AutoTokenizer
@@ -160,6 +164,7 @@ class TransformersPolicy:
             decode=decode_settings,
             share_prompts=share_prompts,
             prefill_rows=prefill_rows,
+            shared_prefix=shared_prefix,
             prompt_lookup=PromptLookup(prompt_lookup_num_tokens) if prompt_lookup_num_tokens else None,
             seed=seed,
             device=self.device,

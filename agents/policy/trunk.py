@@ -104,13 +104,18 @@ class TrunkRecorder:
             self.captured = [torch.cat(self.captured, dim=1)]
         return self.captured[0]
 
-    def join_passes(self, passes: Sequence[torch.Tensor], attention_mask: torch.Tensor) -> None:
-        """Joins the states the last ``len(passes)`` forwards recorded (a prefill in passes,
-        :func:`~agents.policy.decoding.length_passes`) into one left-padded ``[B, W, D]`` batch
-        lined up with ``attention_mask`` (zeros on padding), as the decoder joins its cache."""
-        parts, self.captured = self.captured[-len(passes) :], self.captured[: -len(passes)]
+    def join_passes(self, passes: Sequence[torch.Tensor], attention_mask: torch.Tensor, shared: int = 0) -> None:
+        """Joins the states the last forwards recorded (a prefill in passes,
+        :func:`~agents.policy.decoding.length_passes`, after a ``shared`` prefix's own forward
+        when ``shared > 0``) into one ``[B, W, D]`` batch lined up with ``attention_mask``
+        (the prefix's columns first, then the left-padded rest; zeros on padding), as the
+        decoder joins its cache."""
+        count = len(passes) + (1 if shared else 0)
+        parts, self.captured = self.captured[-count:], self.captured[:-count]
         batch, width = attention_mask.shape
-        joined = parts[0].new_zeros(batch, width, parts[0].shape[-1])
+        joined = parts[-1].new_zeros(batch, width, parts[-1].shape[-1])
+        if shared:
+            joined[:, :shared] = parts.pop(0)[0]
         for rows, part in zip(passes, parts, strict=True):
             joined[rows.to(joined.device), width - part.shape[1] :] = part
         self.captured.append(joined)

@@ -14,6 +14,7 @@ from agents.policy.decoding import (
     positions_from_mask,
     returned_cache,
 )
+from agents.policy.sampler import shared_prefix_length
 
 PROMPTS = ["Say hi.", "A much longer prompt, so the batch needs left padding to line up.", "Count: one two"]
 
@@ -164,6 +165,7 @@ def test_a_prefill_in_length_passes_samples_keeps_and_records_what_one_pass_does
             max_new_tokens=6,
             seed=3,
             prefill_rows=rows_per_pass,
+            shared_prefix=0,
             lora=LoraOptions(rank=2, alpha=4, top_layers=1),
         )
 
@@ -206,3 +208,70 @@ def test_passes_are_refused_where_one_pass_is_the_only_way(tiny_model_path):
         sliding.prefill(ids, mask, 4, [torch.tensor([0]), torch.tensor([1])])
     with pytest.raises(ValueError, match="prefill_rows must be an integer >= 0"):
         TransformersPolicy(str(tiny_model_path), prefill_rows=-1)
+
+
+def _same_generations_kept_and_recorded(one, other):
+    """Two runs' generations, trunk states and kept prompt KV agree (tokens exactly, floats to 1e-5)."""
+    (first, first_kept), (second, second_kept) = one, other
+    for a, b in zip(first, second, strict=True):
+        assert a.prompt_ids == b.prompt_ids and a.response_ids == b.response_ids
+        torch.testing.assert_close(torch.tensor(a.logprobs), torch.tensor(b.logprobs), atol=1e-5, rtol=0)
+        assert a.trunk_hiddens is not None and b.trunk_hiddens is not None
+        torch.testing.assert_close(a.trunk_hiddens, b.trunk_hiddens, atol=1e-5, rtol=1e-5)
+    assert len(first_kept) == len(second_kept) == len({tuple(g.prompt_ids) for g in first})
+    for generation in first:
+        one_kv = first_kept.longest_prefix(generation.prompt_ids, generation.prompt_ids)
+        other_kv = second_kept.longest_prefix(generation.prompt_ids, generation.prompt_ids)
+        assert one_kv[0] == other_kv[0] == len(generation.prompt_ids) - 1
+        for (keys, values), (other_keys, other_values) in zip(one_kv[1], other_kv[1], strict=True):
+            torch.testing.assert_close(keys, other_keys, atol=1e-5, rtol=1e-5)
+            torch.testing.assert_close(values, other_values, atol=1e-5, rtol=1e-5)
+
+
+@pytest.mark.parametrize(("greedy", "rows_per_pass"), [(True, 0), (False, 2)])
+def test_a_prefix_every_prompt_shares_is_prefilled_once_with_the_same_results(tiny_model_path, greedy, rows_per_pass):
+    from agents.policy import LoraOptions
+
+    prompts = ["Fixed text before each prompt. " + prompt for prompt in PASS_PROMPTS]
+    results = {}
+    for shared_prefix in (0, 4):
+        torch.manual_seed(0)
+        policy = TransformersPolicy(
+            str(tiny_model_path),
+            max_new_tokens=6,
+            seed=3,
+            prefill_rows=rows_per_pass,
+            shared_prefix=shared_prefix,
+            lora=LoraOptions(rank=2, alpha=4, top_layers=1),
+        )
+
+        def run(policy=policy):
+            with policy.keeping_trunk_hiddens(), policy.keeping_prompt_caches() as kept:
+                return policy.generate(prompts, greedy=greedy), kept
+
+        results[shared_prefix] = _first_layer_inputs(policy, run)
+        if shared_prefix:
+            rows = [list(ids) for ids in dict.fromkeys(tuple(ids) for ids in policy.codec.prompt_ids(prompts))]
+            shared = shared_prefix_length(rows, minimum=1)
+    (whole, whole_shapes), (split, split_shapes) = results[0], results[4]
+    _same_generations_kept_and_recorded(whole, split)
+    assert shared >= 8  # the template's start and the fixed text
+    passes = next(i for i, (_, columns) in enumerate(whole_shapes) if columns == 1)  # then one token a step
+    assert passes == (1 if rows_per_pass == 0 else 3)
+    assert split_shapes[0] == (1, shared)  # the prefix alone, once
+    prefilled = split_shapes[1 : 1 + passes]
+    assert sum(r for r, _ in prefilled) == 6 - 1  # the distinct prompts, each without the prefix
+    assert sum(r * c for r, c in prefilled) + shared < sum(r * c for r, c in whole_shapes[:passes])
+    assert split_shapes[1 + passes :] == whole_shapes[passes:]  # the same decode steps
+
+
+def test_shared_prefix_settings_are_checked_and_refused_where_one_pass_is_the_only_way(tiny_model_path):
+    with pytest.raises(ValueError, match="shared_prefix must be an integer >= 0"):
+        TransformersPolicy(str(tiny_model_path), shared_prefix=-1)
+    policy = TransformersPolicy(str(tiny_model_path), decode="static")
+    ids, mask = torch.tensor([[1, 2], [3, 4]]), torch.ones(2, 2, dtype=torch.long)
+    with pytest.raises(ValueError, match="one pass"):
+        policy.decoder.prefill(ids, mask, 4, prefix=[7, 8])
+    dynamic = DynamicDecoder(policy.model)
+    with pytest.raises(ValueError, match="needs passes"):
+        dynamic.prefill(ids, mask, 4, prefix=[7, 8])
