@@ -70,43 +70,30 @@ from agents.loop.trainer import Trainer
 from agents.policy.decoding import DynamicDecoder
 from agents.policy.speculation import PromptLookup
 
+_TODAY = {  # the quick start's path: prompts shared, passes of 8, a shared start prefilled once
+    "rollout_mode": "per_turn",
+    "trunk_cache": True,
+    "share_prompts": True,
+    "grow_in_place": True,
+    "prefill_rows": 8,
+    "shared_prefix": 16,
+    "prompt_lookup_num_tokens": 0,
+}
 MODES: dict[str, dict[str, Any]] = {
     "plain": {
-        "rollout_mode": "per_turn",
+        **_TODAY,
         "trunk_cache": False,
         "share_prompts": False,
         "grow_in_place": False,
-        "prompt_lookup_num_tokens": 0,
+        "prefill_rows": 0,
+        "shared_prefix": 0,
     },
-    "trunk": {
-        "rollout_mode": "per_turn",
-        "trunk_cache": True,
-        "share_prompts": True,
-        "grow_in_place": True,
-        "prompt_lookup_num_tokens": 0,
-    },
-    "trunk+bf16": {
-        "rollout_mode": "per_turn",
-        "trunk_cache": True,
-        "share_prompts": True,
-        "grow_in_place": True,
-        "prompt_lookup_num_tokens": 0,
-        "trunk_dtype": "bfloat16",
-    },
-    "trunk+drafts": {
-        "rollout_mode": "per_turn",
-        "trunk_cache": True,
-        "share_prompts": True,
-        "grow_in_place": True,
-        "prompt_lookup_num_tokens": 4,
-    },
-    "conversation+drafts": {
-        "rollout_mode": "conversation",
-        "trunk_cache": True,
-        "share_prompts": True,
-        "grow_in_place": True,
-        "prompt_lookup_num_tokens": 4,
-    },
+    "trunk": {**_TODAY, "prefill_rows": 0, "shared_prefix": 0},
+    "trunk+passes": {**_TODAY, "shared_prefix": 0},
+    "trunk+passes+prefix": _TODAY,
+    "trunk+bf16": {**_TODAY, "trunk_dtype": "bfloat16"},
+    "trunk+drafts": {**_TODAY, "prompt_lookup_num_tokens": 4},
+    "conversation+drafts": {**_TODAY, "rollout_mode": "conversation", "prompt_lookup_num_tokens": 4},
 }
 BASELINE = "trunk"
 """The ratios' reference: the quick start's path when issue #27 was filed (95e5ccf)."""
@@ -161,12 +148,20 @@ class ComputeMeter:
 
 
 def run_mode(
-    policy: Any, initial: dict[str, torch.Tensor], config: GRPOConfig, *, share_prompts: bool, grow_in_place: bool
+    policy: Any,
+    initial: dict[str, torch.Tensor],
+    config: GRPOConfig,
+    *,
+    share_prompts: bool,
+    grow_in_place: bool,
+    prefill_rows: int,
+    shared_prefix: int,
 ) -> dict[str, Any]:
     """One ``train_step`` from the initial weights and seeds; wall times, compute counts and what was sampled."""
     policy.load_trainable_state_dict(initial)
     policy.generator.manual_seed(config.seed)
     policy.share_prompts = share_prompts
+    policy.sampler.prefill_rows, policy.sampler.shared_prefix = prefill_rows, shared_prefix
     policy.decoder = DynamicDecoder(policy.model, grow_in_place=grow_in_place)
     lookup = config.prompt_lookup_num_tokens
     policy.sampler.prompt_lookup = PromptLookup(lookup) if lookup else None
@@ -238,12 +233,14 @@ def main() -> None:
     results: dict[str, dict[str, Any]] = {}
     for name in args.modes:
         settings = {"trunk_dtype": None, **MODES[name]}
-        share, grow = settings.pop("share_prompts"), settings.pop("grow_in_place")
+        sampler = {
+            name: settings.pop(name) for name in ("share_prompts", "grow_in_place", "prefill_rows", "shared_prefix")
+        }
         config = dataclasses.replace(base, **settings)
         if config.trunk_dtype not in policies:  # the same initial weights, another trunk dtype
             policies[config.trunk_dtype] = build_policy(args.model, config)
         mode_policy = policies[config.trunk_dtype]
-        results[name] = run_mode(mode_policy, initial, config, share_prompts=share, grow_in_place=grow)
+        results[name] = run_mode(mode_policy, initial, config, **sampler)
         print(f"  {name}: done in {results[name]['seconds']:.1f} s", flush=True)
 
     header = f"{'mode':<20}{'turns':>6}{'resp tok':>9}{'collect s':>10}{'credit s':>9}{'update s':>9}{'step s':>8}"

@@ -349,8 +349,8 @@ class Trainer:
     def update(self, batch: RolloutBatch, advantages: torch.Tensor) -> dict[str, float]:
         """``num_iterations`` passes of ``mini_batches`` optimizer steps over the batch.
 
-        The shuffled units are the chains sampled from one prompt (:meth:`RolloutBatch.prompt_units`),
-        so a micro-batch feeds each such prompt once. Without a KL term (``beta = 0``) a chain
+        The shuffled units are the chains sampled from one prompt (:meth:`RolloutBatch.prompt_units`,
+        where the policy shares prompts), so a micro-batch feeds each such prompt once. Without a KL term (``beta = 0``) a chain
         whose advantages are all 0 adds exactly nothing to the loss or its gradient, and is not
         scored (the mini-batch's row and token counts, which normalise the loss, still count it).
         """
@@ -362,7 +362,7 @@ class Trainer:
         if len(batch) == 0:
             return {**sums, **diagnostics}
         chains = batch.prefix_chains()  # one row each, or a conversation's turns together
-        units = batch.prompt_units(chains)
+        units = self._prompt_units(batch, chains)
 
         def rows_of(chosen: list[int]) -> list[int]:
             return [row for chain in chosen for row in chains[chain]]
@@ -442,11 +442,11 @@ class Trainer:
         Rows without chains, shared prompts or kept trunk states take the policy's
         ``token_logprobs`` path as is; otherwise each chain's last row is scored once (on its kept
         trunk states when it has them), chains sampled from one prompt share an input row
-        (:meth:`RolloutBatch.prompt_units`), and every row of a chain reads its response's span
+        (:meth:`RolloutBatch.prompt_units`, where the policy shares prompts), and every row of a chain reads its response's span
         out of that pass.
         """
         chains = batch.prefix_chains()
-        units = batch.prompt_units(chains)
+        units = self._prompt_units(batch, chains)
         if batch.trunk_hiddens is None and len(units) == len(chains) and all(len(chain) == 1 for chain in chains):
             return self.policy.token_logprobs(
                 batch.prompt_ids, batch.prompt_mask, batch.response_ids, batch.response_mask, model=model
@@ -457,7 +457,9 @@ class Trainer:
             [(len(tokens[row][0]), len(tokens[row][0]) + len(tokens[row][1])) for row in chain] for chain in chains
         ]
         kept = None if batch.trunk_hiddens is None else [batch.trunk_hiddens[chain[-1]] for chain in chains]
-        scored = self.policy.sequence_logprobs(sequences, spans, trunk_hiddens=kept, model=model, packs=units)
+        scored = self.policy.sequence_logprobs(
+            sequences, spans, trunk_hiddens=kept, model=model, packs=units if len(units) < len(chains) else None
+        )
         width = batch.response_ids.shape[1]
         by_row = {
             row: piece
@@ -467,6 +469,12 @@ class Trainer:
         return torch.stack(
             [torch.nn.functional.pad(by_row[row], (0, width - len(by_row[row]))) for row in range(len(batch))]
         )
+
+    def _prompt_units(self, batch: RolloutBatch, chains: list[list[int]]) -> list[list[int]]:
+        """Chains sampled from one prompt, together where the policy shares prompts (``share_prompts``)."""
+        if getattr(self.policy, "share_prompts", False):
+            return batch.prompt_units(chains)
+        return [[chain] for chain in range(len(chains))]
 
     @torch.no_grad()
     def _reference_logprobs(self, batch: RolloutBatch) -> torch.Tensor:

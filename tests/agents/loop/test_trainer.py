@@ -411,6 +411,16 @@ def test_micro_batches_hold_prompt_units_of_similar_length_and_give_the_mini_bat
         torch.testing.assert_close(split, whole, atol=1e-5, rtol=1e-4)
 
 
+def test_a_policy_that_does_not_share_prompts_scores_each_chain_in_its_own_row(tmp_path, tiny_model_path):
+    trainer = _lora_trainer(tmp_path, tiny_model_path, micro_batch_size=1, mini_batches=1)
+    trainer.policy.share_prompts = False
+    try:
+        batch, _, calls = _update_once(trainer, lambda b: torch.linspace(0.1, 1.0, len(b))[:, None] * b.response_mask)
+    finally:
+        trainer.close()
+    assert len(batch.prompt_units(batch.prefix_chains())) < len(calls) == len(batch.prefix_chains())
+
+
 @pytest.mark.parametrize("zero", ["some", "all"])
 def test_chains_without_advantage_are_not_scored_and_change_nothing(tmp_path, tiny_model_path, zero):
     def advantages(batch, tiny):
