@@ -3,15 +3,17 @@
 Modes, each one ``train_step`` from the same warm start, seeds (tasks, sampling) and LoRA
 weights, in one process:
 
-- ``plain``: per-turn prompts, every row prefilled, Hugging Face's concatenating KV cache, and
-  an update that runs the whole model over every row's prompt and response;
-- ``trunk``: the same prompts and sampled tokens, a group's shared first prompt prefilled once,
-  the KV cache grown in place, and an update that runs only the LoRA layers on the frozen
-  trunk's kept hidden states (``trunk_cache``): the quick start's path when issue #27 was filed
-  (95e5ccf), the ratios' reference;
-- ``trunk+bf16``: the same with the frozen trunk in bfloat16 (``trunk_dtype="bfloat16"``, what
-  the recipes' ``"auto"`` picks on a CPU with bf16 units); slightly other log-probs, so other
-  sampled tokens;
+- ``plain``: per-turn prompts, every row prefilled in one pass, Hugging Face's concatenating KV
+  cache, and an update that runs the whole model over every row's prompt and response;
+- ``trunk``: the same prompts and sampled tokens, a prompt several rows share prefilled once (in
+  one pass), the KV cache grown in place, and an update that runs only the LoRA layers on the
+  frozen trunk's kept hidden states (``trunk_cache``), feeding a shared prompt once and skipping
+  chains without advantage: the ratios' reference (95e5ccf's path, but for that update);
+- ``trunk+passes``: plus the prefill in passes of at most 8 prompts of similar length (``prefill_rows``);
+- ``trunk+passes+prefix``: plus the start every prompt shares prefilled once (``shared_prefix``):
+  the quick start's path;
+- ``trunk+bf16``: the quick start's path with the frozen trunk in bfloat16 (what the recipes'
+  ``"auto"`` picks on a CPU with bf16 units); slightly other log-probs, so other sampled tokens;
 - ``trunk+drafts``: plus prompt-lookup drafts (``prompt_lookup_num_tokens=4``); under sampling
   they draw other random numbers, so other tokens (same distribution);
 - ``conversation+drafts``: one chat per episode over one KV cache (``rollout_mode="conversation"``:
@@ -26,30 +28,26 @@ Usage (the warm start: the quick start's ``sft`` folder)::
 
     PYTHONPATH=$PWD .venv/bin/python benchmarks/multiturn_step.py --model runs/quickstart-webshop/sft
 
-Measured once (2026-12-03, Intel(R) Xeon(R) Processor with AMX, 2 cores, idle; the float32
-quick start's warm start, LoRA on the top 4 of 30 layers; 4 goals x 4 rollouts, up to 5 turns,
-32 new tokens)::
+Measured (2026-12-03, AMD EPYC without bf16 units, 2 cores, idle; the float32 quick start's warm
+start; ``--modes plain trunk trunk+passes trunk+passes+prefix trunk+drafts``)::
 
     mode                 turns resp tok collect s credit s update s  step s    tokens   layer-tok
-    plain                   66      878      45.0      0.0     35.1    80.2     49541     1486230
-    trunk                   66      878      36.1      0.0     10.5    46.6     19453      684866
-    trunk+bf16              67      774      16.0      0.0     13.1    29.1     19859      705290
-    trunk+drafts            66      915      43.7      0.0     11.1    54.8     23809      821970
-    conversation+drafts     80     1113      61.5      0.0     24.6    86.1     26060      876744
+    plain                   68      737      68.5      0.0     45.1   113.6     40338     1210140
+    trunk                   68      737      41.2      0.0      7.5    48.6     14355      469942
+    trunk+passes            68      737      36.8      0.0      7.0    43.8     12203      405382
+    trunk+passes+prefix     68      737      32.8      0.0      9.1    41.9     11212      375652
+    trunk+drafts            69      953      46.6      0.0     12.1    58.7     13371      452150
 
-    plain                step 1.72x, layer-tokens 2.17x (collect 1.25x, update 3.34x; same sampled tokens)
-    trunk+bf16           step 0.62x, layer-tokens 1.03x (collect 0.44x, update 1.24x; other sampled tokens)
-    trunk+drafts         step 1.18x, layer-tokens 1.20x (collect 1.21x, update 1.06x; other sampled tokens)
-    conversation+drafts  step 1.85x, layer-tokens 1.28x (collect 1.70x, update 2.34x; other sampled tokens)
+    plain                step 2.34x, layer-tokens 2.58x (collect 1.66x, update 6.03x; same sampled tokens)
+    trunk+passes         step 0.90x, layer-tokens 0.86x (collect 0.89x, update 0.94x; same sampled tokens)
+    trunk+passes+prefix  step 0.86x, layer-tokens 0.80x (collect 0.80x, update 1.21x; same sampled tokens)
+    trunk+drafts         step 1.21x, layer-tokens 0.96x (collect 1.13x, update 1.62x; other sampled tokens)
 
-The bf16 trunk (what ``trunk_dtype="auto"`` picks on a CPU with bf16 units) halves collection;
-its update (float32 top layers on kept states) was not faster. The trunk cache is the other lever
-that counts (update 0.30x of ``plain``'s). Drafts do not pay under sampling at temperature 1
-(each pass carries 4 draft tokens per row, and fewer are accepted than under greedy decoding),
-and the conversation mode only pays with a warm start cloned on conversations: this one, cloned
-on per-turn prompts, plays longer, worse episodes there (80 turns instead of 66). Collection is
-the step's cost in float32: 5 turns of up to 32 sequential decode steps, each reading every
-weight once.
+The update's spread over the trunk modes (7.0-9.1 s on the same layer-tokens) is noise. The
+earlier measurement (an Intel Xeon with AMX, before the passes, the shared start and the packed
+update; docs/multiturn-training.md) had ``trunk+bf16`` at 0.62x there: the bf16 trunk halves
+collection where the CPU has bf16 units. Collection is the step's cost in float32, two thirds
+of it prefill.
 """
 
 from __future__ import annotations

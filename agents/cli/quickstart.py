@@ -135,12 +135,12 @@ def _warm_start_then_grpo(
 
 
 PRESETS: dict[str, Preset] = {
-    # minutes: 12.1 on an idle AMD EPYC without bf16 units (2 cores, AVX2, 2026-12-03; the trunk in float32),
-    # where the commit before issue #27's work took 23.8; 4.9 with the trunk in bf16 on an idle Intel Xeon
-    # with AMX (trunk_dtype="auto" there), measured before the bare model's evaluation became optional and
-    # prefills ran in passes (the float32 job took 17.1 min on that AMD EPYC then).
+    # minutes: 10.25 on an idle AMD EPYC without bf16 units (2 cores, AVX2, 2026-12-03; the trunk in float32),
+    # where the commit before issue #27's work took 23.8 (on a slower one) and 17.6; 4.9 with the trunk in bf16 on
+    # an idle Intel Xeon with AMX (trunk_dtype="auto" there), measured before the bare model's evaluation became
+    # optional and prefills ran in passes (the float32 job took 17.1 min on that AMD EPYC then).
     "webshop": _warm_start_then_grpo(
-        "WebShop-v0", total_steps=8, output_dir="runs/quickstart-webshop", minutes=12, bf16_minutes=5
+        "WebShop-v0", total_steps=8, output_dir="runs/quickstart-webshop", minutes=10.5, bf16_minutes=5
     ),
     "alfworld": _warm_start_then_grpo("ALFWorld-v0", total_steps=6, output_dir="runs/quickstart-alfworld", minutes=32),
     "searchqa": Preset(

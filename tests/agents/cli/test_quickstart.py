@@ -109,7 +109,10 @@ def test_the_first_lines_say_what_will_happen_and_how_long() -> None:
     ("units", "announced"),
     [
         (True, "about 5 min on 2 idle CPU cores with bf16 units (the frozen layers run in bf16 here; up to"),
-        (False, "about 12 min on 2 idle CPU cores without bf16 units (the frozen layers run in float32 here; measured"),
+        (
+            False,
+            "about 10.5 min on 2 idle CPU cores without bf16 units (the frozen layers run in float32 here; measured",
+        ),
     ],
 )
 def test_the_announced_time_is_the_one_measured_with_this_cpus_trunk_dtype(monkeypatch, units, announced) -> None:
