@@ -350,9 +350,10 @@ class Trainer:
         """``num_iterations`` passes of ``mini_batches`` optimizer steps over the batch.
 
         The shuffled units are the chains sampled from one prompt (:meth:`RolloutBatch.prompt_units`,
-        where the policy shares prompts), so a micro-batch feeds each such prompt once. Without a KL term (``beta = 0``) a chain
-        whose advantages are all 0 adds exactly nothing to the loss or its gradient, and is not
-        scored (the mini-batch's row and token counts, which normalise the loss, still count it).
+        where the policy shares prompts), so a micro-batch feeds each such prompt once. Without a
+        KL term (``beta = 0``) a chain whose advantages are all 0 adds exactly nothing to the loss
+        or its gradient, and is not scored (the mini-batch's row and token counts, which normalise
+        the loss, still count it).
         """
         config = self.config
         device = self.policy.device
@@ -442,8 +443,8 @@ class Trainer:
         Rows without chains, shared prompts or kept trunk states take the policy's
         ``token_logprobs`` path as is; otherwise each chain's last row is scored once (on its kept
         trunk states when it has them), chains sampled from one prompt share an input row
-        (:meth:`RolloutBatch.prompt_units`, where the policy shares prompts), and every row of a chain reads its response's span
-        out of that pass.
+        (:meth:`RolloutBatch.prompt_units`, where the policy shares prompts), and every row of a
+        chain reads its response's span out of that pass.
         """
         chains = batch.prefix_chains()
         units = self._prompt_units(batch, chains)

@@ -180,9 +180,8 @@ def span_logprobs(
         mask = (segments >= 0).long().to(device)  # plain left-padded rows
     else:
         decoder, head = decoder_and_head(model)
-        mask = packed_attention_mask(segments, decoder.config._attn_implementation, next(head.parameters()).dtype).to(
-            device
-        )
+        implementation, dtype = decoder.config._attn_implementation, next(head.parameters()).dtype
+        mask = packed_attention_mask(segments, implementation, dtype).to(device)
     if trunk_hiddens is not None:
         assert first_layer is not None
         dim = trunk_hiddens[0].shape[-1]
