@@ -373,9 +373,7 @@ class Trainer:
         row_lengths = (batch.prompt_mask.sum(dim=1) + batch.response_mask.sum(dim=1)).tolist()
         unit_lengths = [max(row_lengths[chains[chain][-1]] for chain in unit) for unit in units]
         unit_rows = [len(rows_of(unit)) for unit in units]
-        moves = advantages.ne(0).any(dim=1).tolist()
-        if config.beta != 0:
-            moves = [True] * len(batch)
+        moves = advantages.ne(0).any(dim=1).tolist() if config.beta == 0 else [True] * len(batch)
 
         for _ in range(config.num_iterations):
             order = torch.randperm(len(units), generator=self.shuffle_generator).tolist()

@@ -226,9 +226,9 @@ class DynamicDecoder:
             columns = int(attention_mask[rows].sum(dim=1).max())  # the pass's longest prompt
             cache, part = self._prefill_pass(
                 input_ids[rows, width - columns :],
-                self.attention_mask[rows][
-                    :, list(range(shared)) + list(range(shared + width - columns, shared + width))
-                ],
+                torch.cat(
+                    [self.attention_mask[rows, :shared], self.attention_mask[rows, shared + width - columns :]], 1
+                ),
                 head,
             )
             if not joined:  # the first pass: the batch's logits and every layer's keys and values, zero on padding

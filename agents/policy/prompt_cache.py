@@ -42,6 +42,17 @@ def common_prefix_length(first: Sequence[int], second: Sequence[int]) -> int:
     return length
 
 
+def common_start_length(rows: Sequence[Sequence[int]]) -> int:
+    """How many leading tokens all of ``rows`` share (0 for no rows).
+
+    >>> common_start_length([[1, 2, 3], [1, 2, 4], [1, 2]])
+    2
+    """
+    if not rows:
+        return 0
+    return min(common_prefix_length(rows[0], row) for row in rows)
+
+
 def cache_layers(cache: Any) -> list[LayerKV]:
     """Each layer's ``(keys, values)`` ``[B, kv_heads, positions, head_dim]`` of a transformers cache."""
     if hasattr(cache, "layers"):

@@ -35,7 +35,7 @@ from agents.policy.codec import ChatCodec
 from agents.policy.decoding import Decoder, DecodeSettings, DynamicDecoder, length_passes, make_decoder
 from agents.policy.generation import Generation
 from agents.policy.padding import left_pad
-from agents.policy.prompt_cache import common_prefix_length
+from agents.policy.prompt_cache import common_start_length
 from agents.policy.speculation import PromptLookup, verify_drafts
 from agents.policy.trunk import TrunkRecorder
 
@@ -90,9 +90,7 @@ def shared_prefix_length(rows: Sequence[Sequence[int]], minimum: int) -> int:
     """
     if minimum == 0 or len(rows) < 2:
         return 0
-    length = min(len(row) for row in rows) - 1
-    for row in rows[1:]:
-        length = min(length, common_prefix_length(rows[0], row))
+    length = min(common_start_length(rows), min(len(row) for row in rows) - 1)
     return length if length >= minimum else 0
 
 

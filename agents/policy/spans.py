@@ -26,7 +26,7 @@ from dataclasses import dataclass
 import torch
 
 from agents.policy.logprobs import selective_logprobs
-from agents.policy.prompt_cache import common_prefix_length
+from agents.policy.prompt_cache import common_start_length
 from agents.policy.trunk import decoder_and_head, top_layers_forward
 
 Span = tuple[int, int]
@@ -98,9 +98,7 @@ def _layout(sequences: Sequence[Sequence[int]], needed: Sequence[int], packs: Se
     columns: list[list[int]] = [[] for _ in sequences]
     segments: list[list[int]] = []
     for row, pack in enumerate(packs):
-        shared = min(needed[member] for member in pack)
-        for member in pack[1:]:
-            shared = min(shared, common_prefix_length(sequences[pack[0]], sequences[member]))
+        shared = min(common_start_length([sequences[member] for member in pack]), *(needed[member] for member in pack))
         row_segments = [0] * shared
         for branch, member in enumerate(pack):
             start = len(row_segments)
