@@ -9,7 +9,7 @@ weights, in one process:
   one pass), the KV cache grown in place, and an update that runs only the LoRA layers on the
   frozen trunk's kept hidden states (``trunk_cache``), feeding a shared prompt once and skipping
   chains without advantage: the ratios' reference (95e5ccf's path, but for that update);
-- ``trunk+passes``: plus the prefill in passes of at most 8 prompts of similar length (``prefill_rows``);
+- ``trunk+passes``: plus the prefill in passes of at most 4 prompts of similar length (``prefill_rows``);
 - ``trunk+passes+prefix``: plus the start every prompt shares prefilled once (``shared_prefix``):
   the quick start's path;
 - ``trunk+bf16``: the quick start's path with the frozen trunk in bfloat16 (what the recipes'
@@ -68,12 +68,12 @@ from agents.loop.trainer import Trainer
 from agents.policy.decoding import DynamicDecoder
 from agents.policy.speculation import PromptLookup
 
-_TODAY = {  # the quick start's path: prompts shared, passes of 8, a shared start prefilled once
+_TODAY = {  # the quick start's path: prompts shared, passes of 4, a shared start prefilled once
     "rollout_mode": "per_turn",
     "trunk_cache": True,
     "share_prompts": True,
     "grow_in_place": True,
-    "prefill_rows": 8,
+    "prefill_rows": 4,
     "shared_prefix": 16,
     "prompt_lookup_num_tokens": 0,
 }

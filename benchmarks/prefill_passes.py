@@ -4,8 +4,9 @@ The env's expert plays ``--episodes`` WebShop goals of the recipe's tuning set w
 prompts (later turns only: the results and item pages, ~250 tokens, whose lengths differ); the
 model then answers ``--prompts`` of them in one batch, greedy, with the recipe's token limit and
 stop strings, alternately prefilled in one pass (``prefill_rows=0``) and in passes of
-``--rows`` prompts sorted by length (:func:`agents.policy.decoding.length_passes`), each twice.
-It prints each run's seconds, the ratio of the means, and whether both gave the same tokens.
+``--rows`` prompts sorted by length (:func:`agents.policy.decoding.length_passes`; several
+values: each in turn), each twice. It prints each run's seconds, the ratio of the means to one
+pass, and whether each gave the one pass's tokens.
 
 Usage (the figures in docs/agents.md, "Prefill in passes of similar length")::
 
@@ -27,7 +28,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("model", nargs="?", default="smollm2-135m", help="a model name or folder (the warm start's)")
     parser.add_argument("--prompts", type=int, default=32, help="prompts in the batch (an evaluation's 32)")
-    parser.add_argument("--rows", type=int, default=8, help="prompts a pass")
+    parser.add_argument("--rows", type=int, nargs="+", default=[8], help="prompts a pass (several: each in turn)")
     parser.add_argument("--episodes", type=int, default=16, help="expert episodes whose later turns give the prompts")
     parser.add_argument("--repeats", type=int, default=2, help="runs of each, alternating")
     args = parser.parse_args()
@@ -48,7 +49,7 @@ def main() -> None:
         f"{cpu_model()}; {len(prompts)} prompts, {sum(lengths)} tokens ({max(lengths) * len(lengths)} padded to "
         f"the longest), up to {config.max_new_tokens} new tokens, greedy"
     )
-    seconds: dict[int, list[float]] = {0: [], args.rows: []}
+    seconds: dict[int, list[float]] = {0: [], **{rows: [] for rows in args.rows}}
     tokens: dict[int, list[list[int]]] = {}
     for _ in range(args.repeats):
         for rows in seconds:
@@ -58,10 +59,11 @@ def main() -> None:
                 generations = policy.generate(prompts, greedy=True, max_new_tokens=config.max_new_tokens, stop=stop)
             seconds[rows].append(time.perf_counter() - started)
             tokens.setdefault(rows, [g.response_ids for g in generations])
-    one, passes = statistics.mean(seconds[0]), statistics.mean(seconds[args.rows])
+    one = statistics.mean(seconds[0])
     print(f"one pass: {' / '.join(f'{s:.1f}' for s in seconds[0])} s")
-    print(f"passes of {args.rows}: {' / '.join(f'{s:.1f}' for s in seconds[args.rows])} s ({passes / one:.2f}x)")
-    print(f"same tokens: {tokens[0] == tokens[args.rows]}")
+    for rows in args.rows:
+        runs, ratio = " / ".join(f"{s:.1f}" for s in seconds[rows]), statistics.mean(seconds[rows]) / one
+        print(f"passes of {rows}: {runs} s ({ratio:.2f}x); same tokens: {tokens[0] == tokens[rows]}")
 
 
 if __name__ == "__main__":

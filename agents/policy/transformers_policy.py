@@ -126,7 +126,7 @@ class TransformersPolicy:
         compile_decode: bool = False,
         decode_bucket: int = 64,
         share_prompts: bool = True,
-        prefill_rows: int = 8,
+        prefill_rows: int = 4,
         shared_prefix: int = 16,
         prompt_lookup_num_tokens: int = 0,
     ) -> None:
