@@ -7,9 +7,9 @@ collecting one step. A recipe holds what the quick start measured to work there:
 - ``WebShop-v0``: goals with at most one option (the expert needs 4 turns; 5 allowed), 5
   results a page, the compact page rendering, the admissible actions listed, no system
   prompt or preamble, past turns' actions only, 32 new tokens a turn; LoRA on the top 4
-  layers at lr 1e-3; RL: 4 goals x 4 rollouts sampled at temperature 0.6, two optimizer steps
-  per batch; SFT: 32 expert episodes with broken actions injected (10 %), 3 epochs, the bare
-  model not evaluated before cloning.
+  layers at lr 1e-3, micro-batches of 4 turns; RL: 4 goals x 4 rollouts sampled at
+  temperature 0.6, two optimizer steps per batch; SFT: 32 expert episodes with broken
+  actions injected (10 %), 3 epochs, the bare model not evaluated before cloning.
 - ``ALFWorld-v0``: the same on generated ``pick_and_place_simple`` games, 8 turns, 16 tokens,
   rollouts sampled at temperature 1.0 (0.6 not measured there).
 - ``SearchQA-v0``: the one-turn run (the retrieved passage shown with the question,
