@@ -175,7 +175,9 @@ def test_a_group_s_shared_first_prompt_is_prefilled_once_with_the_same_samples(t
     ]
     results = {}
     for share in (False, True):
-        policy = TransformersPolicy(str(tiny_model_path), max_new_tokens=5, seed=7, share_prompts=share)
+        policy = TransformersPolicy(  # one prefill pass (prefill_rows=0): the rows fed count the distinct prompts
+            str(tiny_model_path), max_new_tokens=5, seed=7, share_prompts=share, prefill_rows=0
+        )
 
         def run(policy=policy):
             if conversation:
