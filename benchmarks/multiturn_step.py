@@ -29,7 +29,8 @@ Usage (the warm start: the quick start's ``sft`` folder)::
     PYTHONPATH=$PWD .venv/bin/python benchmarks/multiturn_step.py --model runs/quickstart-webshop/sft
 
 Measured (2026-12-03, AMD EPYC without bf16 units, 2 cores, idle; the float32 quick start's warm
-start; ``--modes plain trunk trunk+passes trunk+passes+prefix trunk+drafts``)::
+start; ``--modes plain trunk trunk+passes trunk+passes+prefix trunk+drafts``; the passes then held at
+most 8 prompts, 4 since 5aae5f5: not re-measured)::
 
     mode                 turns resp tok collect s credit s update s  step s    tokens   layer-tok
     plain                   68      737      68.5      0.0     45.1   113.6     40338     1210140
