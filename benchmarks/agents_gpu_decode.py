@@ -102,18 +102,10 @@ def main() -> None:
     input_ids = torch.randint(0, 150000, (batch, prompt_len), device="cuda", generator=generator)
     attention_mask = torch.ones_like(input_ids)
 
-    def hf_generate(**kwargs):
+    def hf_generate(**kwargs):  # kwargs override the defaults (the prefill passes max/min_new_tokens=1)
+        defaults = {"max_new_tokens": new, "min_new_tokens": new, "do_sample": True, "top_k": 0, "top_p": 1.0}
         with torch.no_grad():
-            model.generate(
-                input_ids=input_ids,
-                attention_mask=attention_mask,
-                max_new_tokens=new,
-                min_new_tokens=new,
-                do_sample=True,
-                top_k=0,
-                top_p=1.0,
-                **kwargs,
-            )
+            model.generate(input_ids=input_ids, attention_mask=attention_mask, **{**defaults, **kwargs})
 
     def per_step(seconds_total: float, seconds_prefill: float) -> float:
         return (seconds_total - seconds_prefill) / (new - 1) * 1e3

