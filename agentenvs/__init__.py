@@ -26,6 +26,9 @@ __version__ = "0.1.0"
 register_env("SearchQA-v0", "agentenvs.searchqa.env:SearchQAEnv")
 register_env("WebShop-v0", "agentenvs.webshop.env:WebShopEnv")
 register_env("ALFWorld-v0", "agentenvs.alfworld.env:ALFWorldEnv")
+register_env("Umbrella-v0", "agentenvs.diagnostics.umbrella:UmbrellaEnv")
+register_env("KeyDoor-v0", "agentenvs.diagnostics.keydoor:KeyDoorEnv")
+register_env("Bifurcation-v0", "agentenvs.diagnostics.bifurcation:BifurcationEnv")
 
 __all__ = [
     "ActionSpan",
