@@ -17,6 +17,10 @@ on each batch
   **Monte Carlo** advantage (VinePPO-style A^MC = r_t + V̂(s_{t+1}) − V̂(s_t), V̂ the mean return
   of ``--mc-samples`` continuations, drawn independently of the vine rule's own).
 
+For the diagnostic envs (``agentenvs.diagnostics``) the reference is exact: :func:`exact_reference`
+(the env's closed-form advantages under the policy's own probability of each turn's marked item),
+which ``benchmarks/credit_lab.py`` measures every rule against.
+
 Every batch is one JSON file under ``--output/<preset>/`` (turns, references, credits), written
 when the batch is done, so a run stops and resumes at batch granularity (``collect`` skips the
 batches on disk). ``report`` reads them all and writes ``results.md``, ``results.json`` and
@@ -179,6 +183,42 @@ def turn_means(values: Any, batch: Any) -> list[float]:
     mask = torch.where(action.any(dim=1, keepdim=True), action, batch.response_mask).double()
     totals = (values.double() * mask).sum(dim=1)  # float64: a constant row's mean is exact
     return (totals / mask.sum(dim=1).clamp(min=1.0)).tolist()
+
+
+def marked_probabilities(policy: Any, env: Any, prompts: Sequence[str], task_id: str) -> list[float]:
+    """A diagnostic env's turns (``agentenvs.diagnostics``): the policy's probability of each turn's
+    marked item, teacher-forced on that turn's prompt (the item's tokens, then the end of the turn);
+    0 where the turn has no marked item, the uniform policy's where the trajectory never got there."""
+    import torch
+
+    stages = env.task(task_id).stages
+    probabilities = list(env.uniform_probabilities(task_id))
+    rows = [i for i, stage in enumerate(stages) if stage.marked and i < len(prompts)]
+    if not rows:
+        return probabilities
+    end = policy.tokenizer.convert_tokens_to_ids("<|im_end|>")
+    responses = [policy.tokenizer.encode(stages[i].marked, add_special_tokens=False) + [end] for i in rows]
+    logprobs = policy.score([prompts[i] for i in rows], responses)
+    for row, i in enumerate(rows):
+        probabilities[i] = float(torch.exp(logprobs[row, : len(responses[row])].sum()))
+    return probabilities
+
+
+def exact_reference(policy: Any, env: Any, batch: Any) -> dict[str, list[Any]]:
+    """The **exact** reference of a diagnostic env's batch: per row (turn), the advantage
+    ``Q(s_t, a_t) − V(s_t)`` under the policy's own probability of each turn's marked item
+    (:func:`marked_probabilities`; ``env.exact_credit``: closed form, no sampling) and whether the
+    turn is decisive; per trajectory, the policy's probability of the first turn's marked item."""
+    advantage, decisive = [0.0] * len(batch), [False] * len(batch)
+    first: list[float] = []
+    for t, rows in enumerate(batch.rows_by_trajectory()):
+        trajectory = batch.trajectories[t]
+        probabilities = marked_probabilities(policy, env, [batch.prompts[row] for row in rows], trajectory.task_id)
+        first.append(probabilities[0])
+        credit = env.trajectory_credit(trajectory, probabilities)
+        for k, row in enumerate(rows):
+            advantage[row], decisive[row] = credit.advantages[k], credit.decisive[k]
+    return {"advantage": advantage, "decisive": decisive, "marked_probability_turn0": first}
 
 
 def warm_start(preset_name: str, folder: Path) -> str:

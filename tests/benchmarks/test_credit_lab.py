@@ -1,0 +1,103 @@
+"""The credit lab's bookkeeping and analysis on hand-made records (no model): the plan's order, the
+race and quality tables, the report's files."""
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
+import credit_lab  # noqa: E402
+
+
+def race_record(setting: str, rule: str, seed: int, successes: list[float]) -> dict:
+    return {
+        "kind": "race",
+        "setting": setting,
+        "rule": rule,
+        "seed": seed,
+        "curve": [{"step": 4 * i, "episodes": 64 * i, "success": s} for i, s in enumerate(successes)],
+        "continuation_plays": 10.0 if rule == "vine" else 0.0,
+        "seconds": 60.0,
+        "machine": "test",
+    }
+
+
+def test_the_plan_is_seed_major_and_every_rule_has_one_default() -> None:
+    plan = credit_lab.plan(["a", "b"], ["grpo", "vine"], [0, 1])
+    assert plan[:4] == [("a", "grpo", 0), ("a", "vine", 0), ("b", "grpo", 0), ("b", "vine", 0)]
+    assert {seed for _, _, seed in plan[4:]} == {1}
+    assert set(credit_lab.QUICK["rules"]) <= set(credit_lab.RULES)
+    assert set(credit_lab.QUICK["settings"]) <= set(credit_lab.SETTINGS)
+
+
+def test_the_settings_chance_is_the_uniform_policys_exact_success() -> None:
+    import gymnasium as gym
+
+    import agentenvs  # noqa: F401
+
+    for setting in credit_lab.SWEEP:
+        env = gym.make(setting.env, **setting.env_kwargs).unwrapped
+        task = env.task_ids[0]
+        if setting.env == "KeyDoor-v0":  # the return counts apples too; success is the door's share
+            door = 1.0 / 2
+            assert setting.chance == pytest.approx(door / env.choices)
+        else:
+            assert setting.chance == pytest.approx(env.start_value(task))
+
+
+def test_race_table_means_auc_score_and_episodes_to_80_percent() -> None:
+    records = [
+        race_record("umbrella-4", "grpo", 0, [0.3, 0.5, 0.9]),
+        race_record("umbrella-4", "grpo", 1, [0.3, 0.7, 0.7]),
+        race_record("umbrella-4", "vine", 0, [0.3, 0.3, 0.3]),
+    ]
+    table = credit_lab.race_table(records)
+    grpo = table[("umbrella-4", "grpo")]
+    assert grpo["final"] == [0.9, 0.7] and grpo["auc"] == pytest.approx([1.7 / 3, 1.7 / 3])
+    assert grpo["episodes_to_80"] == 128  # the mean curve is 0.3, 0.6, 0.8: 0.8 × best (1.0) at 128 episodes
+    assert grpo["score"] == pytest.approx([(0.9 - 1 / 3) / (2 / 3), (0.7 - 1 / 3) / (2 / 3)])
+    assert table[("umbrella-4", "vine")]["episodes_to_80"] is None
+    assert table[("umbrella-4", "vine")]["score"] == [0.0]  # below chance counts as 0
+    mean, half = credit_lab.interval([0.9, 0.7])
+    assert mean == pytest.approx(0.8) and half == pytest.approx(12.706 * 0.1, rel=1e-3)
+
+
+def test_quality_table_ranks_and_shares_against_the_exact_advantages() -> None:
+    batch = {
+        "trajectory": [0, 0, 1, 1],
+        "exact": [0.6, 0.0, -0.4, 0.0],
+        "decisive": [True, False, True, False],
+        "credit": {"grpo": [1.0, 1.0, -1.0, -1.0], "vine": [0.5, 0.1, -0.5, 0.0]},
+    }
+    table = credit_lab.quality_table([{"kind": "quality", "setting": "umbrella-4", "batches": [batch]}])
+    grpo, vine = table[("umbrella-4", "grpo")], table[("umbrella-4", "vine")]
+    assert grpo["within_rho"] == 0.0 and grpo["decisive_share"] == 0.5 and grpo["sign"] == 1.0
+    assert vine["within_rho"] == pytest.approx(1.0) and vine["decisive_share"] == pytest.approx((0.5 / 0.6 + 1.0) / 2)
+    assert grpo["flat_share"] == 0.5
+
+
+def test_report_writes_the_tables_plots_and_summary(tmp_path: Path) -> None:
+    records = tmp_path / "records"
+    for seed in (0, 1):
+        for rule, curve in (("grpo", [0.3, 0.4, 0.5]), ("vine", [0.3, 0.6, 0.9])):
+            credit_lab.write_record(
+                credit_lab.record_path(records, "umbrella-4", f"{rule}_{seed}"), race_record("umbrella-4", rule, seed, curve)
+            )
+    batch = {
+        "trajectory": [0, 0],
+        "exact": [0.6, 0.0],
+        "decisive": [True, False],
+        "credit": {"grpo": [1.0, 1.0], "vine": [0.5, 0.1]},
+    }
+    quality = {"kind": "quality", "setting": "umbrella-4", "batches": [batch], "rules": {}, "machine": "test"}
+    credit_lab.write_record(credit_lab.record_path(records, "umbrella-4", "quality"), quality)
+    output = tmp_path / "out"
+    credit_lab.report(argparse.Namespace(records=str(records), output=str(output)))
+    text = (output / "results.md").read_text()
+    assert "| vine | 0.90 ± 0.00 [2] |" in text and "| grpo | 0.50 ± 0.00 [2] |" in text
+    assert (output / "credit_lab.png").stat().st_size > 0 and (output / "credit_lab_umbrella-4.png").exists()
+    summary = json.loads((output / "results.json").read_text())
+    assert summary["scores"]["vine"] == pytest.approx((0.9 - 1 / 3) / (2 / 3))
