@@ -104,9 +104,9 @@ class KeyDoorEnv(DiagnosticEnv):
         return keys + tuple(apples) + doors
 
     def _status(self) -> str:
+        if not self._chosen:
+            return ""
         keys = [item for turn, item in enumerate(self._chosen) if item and self._phase(turn) == "key"]
-        if not self._chosen or self._phase(len(self._chosen)) == "key" and not keys:
-            return "Keys held: none." if self._chosen else ""
         return f"Keys held: {', '.join(dict.fromkeys(keys)) or 'none'}."
 
     def _start_state(self) -> Hashable:

@@ -84,7 +84,8 @@ def test_report_writes_the_tables_plots_and_summary(tmp_path: Path) -> None:
     for seed in (0, 1):
         for rule, curve in (("grpo", [0.3, 0.4, 0.5]), ("vine", [0.3, 0.6, 0.9])):
             credit_lab.write_record(
-                credit_lab.record_path(records, "umbrella-4", f"{rule}_{seed}"), race_record("umbrella-4", rule, seed, curve)
+                credit_lab.record_path(records, "umbrella-4", f"{rule}_{seed}"),
+                race_record("umbrella-4", rule, seed, curve),
             )
     batch = {
         "trajectory": [0, 0],

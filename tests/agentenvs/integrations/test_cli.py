@@ -160,7 +160,10 @@ def test_help_exits_0_listing_the_subcommands_or_the_flags(command, capsys):
     ("argv", "message"),
     [
         (["info", "SearchQA-v0", "--env-arg", "top_k"], "error: --env-arg takes KEY=VALUE, got 'top_k'"),
-        (["play", "NoSuchEnv-v0"], "error: invalid choice: 'NoSuchEnv-v0' (choose from ALFWorld-v0, SearchQA-v0"),
+        (
+            ["play", "NoSuchEnv-v0"],
+            "error: invalid choice: 'NoSuchEnv-v0' (choose from ALFWorld-v0, Bifurcation-v0, KeyDoor-v0, SearchQA-v0",
+        ),
     ],
 )
 def test_a_bad_env_arg_or_env_id_is_one_line_and_exit_2_without_a_traceback(argv, message):
