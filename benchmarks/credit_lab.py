@@ -153,8 +153,10 @@ class LabSettings:
 
 
 LAB = LabSettings()
-QUICK = {"settings": ("umbrella-4",), "rules": ("grpo", "vine", "taspo_env"), "seeds": (0, 1)}
-"""``--quick``: one setting, three rules, two seeds (≤ 10 min on 2 cores)."""
+QUICK = {"settings": ("umbrella-4",), "rules": ("grpo", "gigpo", "taspo_env"), "seeds": (0, 1)}
+"""``--quick``: one setting, three rules, two seeds, :data:`QUICK_LAB`'s 8 steps; its records go to
+``quick/records`` (never mixed with the sweep's)."""
+QUICK_LAB = dataclasses.replace(LAB, steps=8, seeds=(0, 1))
 WARM_START_TURNS = 384
 """Demonstrated turns of the uniform demonstrator per warm start (episodes = turns / chain length)."""
 
@@ -461,6 +463,9 @@ def run(args: argparse.Namespace) -> None:
     if args.threads:
         torch.set_num_threads(args.threads)
     records, work = Path(args.records), Path(args.work)
+    lab = QUICK_LAB if args.quick else LAB
+    if args.quick and args.records == str(RESULTS / "records"):
+        records = RESULTS / "quick" / "records"
     deadline = time.monotonic() + args.max_minutes * 60 if args.max_minutes else math.inf
     starts: dict[str, tuple[str, dict[str, float]]] = {}
     jobs: list[tuple[str, Any]] = []
@@ -468,7 +473,7 @@ def run(args: argparse.Namespace) -> None:
         if index % shards == shard:
             jobs.append(("quality", name))
     for index, (name, rule, seed) in enumerate(plan(settings, rules, seeds)):
-        if index % shards == shard and not record_path(records, name, f"{rule}_{seed}").exists():
+        if index % shards == shard and not record_path(records, name, f"{rule}_{seed}").exists():  # resumable
             jobs.append(("race", (name, rule, seed)))
     print(f"credit lab, shard {shard}/{shards}: {len(jobs)} jobs on {machine()}", flush=True)
     for number, (kind, job) in enumerate(jobs, start=1):
@@ -478,15 +483,15 @@ def run(args: argparse.Namespace) -> None:
         name = job if kind == "quality" else job[0]
         setting = SETTINGS[name]
         if name not in starts:
-            starts[name] = warm_start(setting, work, records)
+            starts[name] = warm_start(setting, work, Path(args.records))  # the sweep's warm starts, --quick too
         model, start = starts[name]
         began = time.perf_counter()
         if kind == "quality":
-            quality(setting, model, records, rules, LAB)
+            quality(setting, model, records, rules, lab)
             label = f"quality {name}"
         else:
             _, rule, seed = job
-            race_run(setting, rule, seed, model, start, work, records, LAB)
+            race_run(setting, rule, seed, model, start, work / ("quick" if args.quick else ""), records, lab)
             label = f"race {name} {rule} seed {seed}"
         print(f"[{number}/{len(jobs)}] {label}: {time.perf_counter() - began:.0f} s", flush=True)
 
