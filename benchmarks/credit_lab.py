@@ -216,6 +216,7 @@ def rl_config(setting: Setting, rule: str, seed: int, folder: Path, lab: LabSett
         save_every=0,
         tensorboard=False,
         output_dir=str(folder),
+        resume=True,  # a run killed before its record was written starts again in its own folder
     )
 
 
