@@ -522,16 +522,17 @@ def parallel(args: argparse.Namespace) -> None:
 
 
 def interval(values: Sequence[float]) -> tuple[float, float]:
-    """Mean and the half-width of its 95 % t-interval (0 for one value)."""
+    """Mean and the half-width of its 95 % t-interval (0 for one value; NaN ignored)."""
     from scipy import stats
 
-    array = np.asarray([v for v in values if not math.isnan(v)], dtype=float)
-    if len(array) == 0:
+    from agents.reports.curves import mean_interval
+
+    finite = [float(v) for v in values if not math.isnan(v)]
+    if not finite:
         return math.nan, math.nan
-    if len(array) == 1:
-        return float(array[0]), 0.0
-    half = float(stats.t.ppf(0.975, len(array) - 1) * array.std(ddof=1) / math.sqrt(len(array)))
-    return float(array.mean()), half
+    t = float(stats.t.ppf(0.975, len(finite) - 1)) if len(finite) > 1 else 0.0
+    mean, _, high = mean_interval(finite, z=t)
+    return mean, high - mean
 
 
 def race_table(race: list[dict[str, Any]]) -> dict[tuple[str, str], dict[str, Any]]:
@@ -714,20 +715,14 @@ def plot(races: dict[tuple[str, str], dict[str, Any]], settings: list[str], rule
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
-    from scipy import stats
 
     def draw(axis: Any, name: str) -> None:
         for index, rule in enumerate(rules):
             entry = races.get((name, rule))
             if entry is None:
                 continue
-            curves = np.asarray(entry["curves"], dtype=float)
-            mean = curves.mean(axis=0)
-            half = (
-                stats.t.ppf(0.975, len(curves) - 1) * curves.std(axis=0, ddof=1) / math.sqrt(len(curves))
-                if len(curves) > 1
-                else np.zeros_like(mean)
-            )
+            columns = [interval(column) for column in zip(*entry["curves"], strict=True)]
+            mean, half = (np.asarray(values) for values in zip(*columns, strict=True))
             style = "-" if index < 10 else "--"
             axis.plot(entry["episodes"], mean, style, label=rule, color=f"C{index % 10}")
             axis.fill_between(entry["episodes"], mean - half, mean + half, alpha=0.12, color=f"C{index % 10}")

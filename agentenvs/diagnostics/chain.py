@@ -304,20 +304,20 @@ class DiagnosticEnv(TextEnv, abc.ABC):
             rng = np.random.default_rng([max(self.np_random_seed, 0), index, len(self._taken), 5])
             return stage.items[int(rng.integers(len(stage.items)))]
         turn, state = len(self._taken), self._summary(tuple(self._taken))
-        return stage.marked if self._matters(turn, state) else stage.items[0]
+        return stage.marked if self._decides(self._require_task(), turn, state) else stage.items[0]
 
     # -- privileged information ----------------------------------------------------------------
     def _privileged(self) -> Mapping[str, Any]:
         assert self.task_id is not None
         task = self.task(self.task_id)
         taken = tuple(self._taken)
-        decisive = [t for t in range(len(taken)) if self._matters(t, self._summary(taken[:t]))]
+        decisive = [t for t in range(len(taken)) if self._decides(self._require_task(), t, self._summary(taken[:t]))]
         plan: list[str] = []
         if not self._done:
             path = taken
             for turn in range(len(taken), self.num_turns):
                 state = self._summary(path)
-                matters = self._matters(turn, state)
+                matters = self._decides(self._require_task(), turn, state)
                 if matters:
                     plan.append(task.stages[turn].marked)
                     decisive.append(turn)
@@ -333,10 +333,6 @@ class DiagnosticEnv(TextEnv, abc.ABC):
         }
 
     # -- exact credit ----------------------------------------------------------------------------
-    def _matters(self, turn: int, state: Hashable) -> bool:
-        """Whether the choice at ``turn`` from ``state`` changes the expected return (any policy)."""
-        return self._decides(self._require_task(), turn, state)
-
     def _decides(self, task_id: str, turn: int, state: Hashable) -> bool:
         """Whether the choice at ``turn`` from ``state`` changes the expected return under the
         uniform policy (so under any policy that does not play that turn or a later one deterministically)."""
@@ -396,19 +392,20 @@ class DiagnosticEnv(TextEnv, abc.ABC):
         values = self._values(task_id, probabilities)
         taken: list[bool] = []
         rows: list[tuple[float, float, bool]] = []
+        state = self._start_state()
         for turn, action in enumerate(actions):
-            state = self._summary(tuple(taken))
             took = bool(task.stages[turn].marked) and str(action).strip().lower() == task.stages[turn].marked
             rows.append((values.v(turn, state), values.q(turn, state, took), self._decides(task_id, turn, state)))
             taken.append(took)
             if self._ends(turn, state, took):
                 break
+            state = self._next_state(state, turn, took)
         return ExactCredit(
             values=tuple(v for v, _, _ in rows),
             action_values=tuple(q for _, q, _ in rows),
             advantages=tuple(q - v for v, q, _ in rows),
             decisive=tuple(m for _, _, m in rows),
-            marked_taken=tuple(taken[: len(rows)]),
+            marked_taken=tuple(taken),
         )
 
     def trajectory_credit(
