@@ -560,6 +560,21 @@ def race_table(race: list[dict[str, Any]]) -> dict[tuple[str, str], dict[str, An
     return table
 
 
+def paired_gains(races: dict[tuple[str, str], dict[str, Any]], key: str = "auc") -> dict[tuple[str, str], list[float]]:
+    """Per (setting, rule other than GRPO): ``key``'s per-seed difference from GRPO's run with the same
+    seed (same warm start, same first batch), over the seeds both have run."""
+    gains: dict[tuple[str, str], list[float]] = {}
+    for (name, rule), entry in races.items():
+        base = races.get((name, "grpo"))
+        if rule == "grpo" or base is None:
+            continue
+        grpo = dict(zip(base["seeds"], base[key], strict=True))
+        gains[(name, rule)] = [
+            value - grpo[seed] for seed, value in zip(entry["seeds"], entry[key], strict=True) if seed in grpo
+        ]
+    return gains
+
+
 def quality_table(quality_records: list[dict[str, Any]]) -> dict[tuple[str, str], dict[str, float]]:
     """Per (setting, rule): mean within-trajectory ρ with the exact advantage, the share of |credit|
     on decisive turns, and the sign agreement on decisive turns."""
@@ -651,6 +666,22 @@ def report(args: argparse.Namespace) -> None:
             entry = races.get((name, rule))
             cells.append("–" if entry is None else fmt(*interval(entry["auc"])))
         lines.append(f"| {rule} | " + " | ".join(cells) + " |")
+    gains = paired_gains(races)
+    lines += ["", "### AUC gain over GRPO, paired by seed (mean ± 95 % interval; seeds in brackets; **bold**: above 0)", ""]
+    lines += ["| rule | " + " | ".join(settings) + " |", "|---" * (len(settings) + 1) + "|"]
+    for rule in rules:
+        if rule == "grpo":
+            continue
+        cells = []
+        for name in settings:
+            diffs = gains.get((name, rule), [])
+            if not diffs:
+                cells.append("–")
+                continue
+            mean, half = interval(diffs)
+            text = f"{mean:+.3f} ± {half:.3f} [{len(diffs)}]"
+            cells.append(f"**{text}**" if len(diffs) > 1 and mean - half > 0 else text)
+        lines.append(f"| {rule} | " + " | ".join(cells) + " |")
     lines += ["", "### Training episodes to reach 80 % of the best achievable success (mean curve; – not reached)", ""]
     lines += ["| rule | " + " | ".join(settings) + " | seconds a run (median) | continuation plays a run |"]
     lines += ["|---" * (len(settings) + 3) + "|"]
@@ -680,19 +711,20 @@ def report(args: argparse.Namespace) -> None:
     flat = {name: qualities.get((name, "grpo"), {}).get("flat_share", math.nan) for name in settings}
     lines += ["", "Flat credit's share on decisive turns: " + ", ".join(f"{n} {fmt(v)}" for n, v in flat.items())]
     # Does credit quality predict learning speed? Across (setting, rule) pairs with both, rank the
-    # within-trajectory ρ against the AUC gain over GRPO in the same setting.
+    # within-trajectory ρ against the paired AUC gain over GRPO in the same setting.
     pairs = []
     for (name, rule), q in qualities.items():
-        entry, base = races.get((name, rule)), races.get((name, "grpo"))
-        if entry is None or base is None or rule == "grpo" or math.isnan(q["within_rho"]):
+        diffs = gains.get((name, rule), [])
+        if not diffs or math.isnan(q["within_rho"]):
             continue
-        pairs.append((q["within_rho"], float(np.mean(entry["auc"]) - np.mean(base["auc"])), name, rule))
+        pairs.append((q["within_rho"], float(np.mean(diffs)), name, rule))
     if len(pairs) >= 3:
-        rho = spearmanr([p[0] for p in pairs], [p[1] for p in pairs]).statistic
+        result = spearmanr([p[0] for p in pairs], [p[1] for p in pairs])
         lines += [
             "",
-            f"Credit quality against learning speed: Spearman ρ = {rho:.2f} between a rule's within-trajectory ρ "
-            f"and its AUC gain over GRPO in the same setting, over {len(pairs)} (setting, rule) pairs.",
+            f"Credit quality against learning speed: Spearman ρ = {result.statistic:.2f} (p = {result.pvalue:.2f}) "
+            f"between a rule's within-trajectory ρ and its mean paired AUC gain over GRPO in the same setting, over "
+            f"{len(pairs)} (setting, rule) pairs.",
         ]
     machines = sorted({r.get("machine", "?") for r in records})
     lines += ["", f"Machines: {'; '.join(machines)}. Records: {len(race)} runs."]
@@ -703,6 +735,7 @@ def report(args: argparse.Namespace) -> None:
         "race": {f"{k[0]}/{k[1]}": {key: v for key, v in e.items() if key != "curves"} for k, e in races.items()},
         "quality": {f"{k[0]}/{k[1]}": v for k, v in qualities.items()},
         "scores": scores,
+        "auc_gain_over_grpo": {f"{k[0]}/{k[1]}": v for k, v in gains.items()},
     }
     (out / "results.json").write_text(json.dumps(summary, indent=1, sort_keys=True) + "\n")
     plot(races, settings, rules, out)

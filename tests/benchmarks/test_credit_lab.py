@@ -65,6 +65,22 @@ def test_race_table_means_auc_score_and_episodes_to_80_percent() -> None:
     assert mean == pytest.approx(0.8) and half == pytest.approx(12.706 * 0.1, rel=1e-3)
 
 
+def test_paired_gains_compare_each_seed_with_grpos_run_of_the_same_seed() -> None:
+    records = [
+        race_record("umbrella-4", "grpo", 0, [0.3, 0.5]),
+        race_record("umbrella-4", "grpo", 1, [0.3, 0.7]),
+        race_record("umbrella-4", "vine", 1, [0.3, 0.9]),
+        race_record("umbrella-4", "vine", 2, [0.3, 0.9]),  # no GRPO run of seed 2: left out
+        race_record("keydoor", "vine", 0, [0.1, 0.2]),  # no GRPO run in this setting: no entry
+    ]
+    gains = credit_lab.paired_gains(credit_lab.race_table(records))
+    assert list(gains) == [("umbrella-4", "vine")]
+    assert gains[("umbrella-4", "vine")] == pytest.approx([0.1])  # AUC 0.6 against GRPO's 0.5 at seed 1
+    assert credit_lab.paired_gains(credit_lab.race_table(records), "final")[("umbrella-4", "vine")] == pytest.approx(
+        [0.2]
+    )
+
+
 def test_quality_table_ranks_and_shares_against_the_exact_advantages() -> None:
     batch = {
         "trajectory": [0, 0, 1, 1],
@@ -99,6 +115,7 @@ def test_report_writes_the_tables_plots_and_summary(tmp_path: Path) -> None:
     credit_lab.report(argparse.Namespace(records=str(records), output=str(output)))
     text = (output / "results.md").read_text()
     assert "| vine | 0.90 ± 0.00 [2] |" in text and "| grpo | 0.50 ± 0.00 [2] |" in text
+    assert "| vine | **+0.200 ± 0.000 [2]** |" in text  # AUC 0.6 against 0.4 at both seeds: bold, above 0
     assert (output / "credit_lab.png").stat().st_size > 0 and (output / "credit_lab_umbrella-4.png").exists()
     summary = json.loads((output / "results.json").read_text())
     assert summary["scores"]["vine"] == pytest.approx((0.9 - 1 / 3) / (2 / 3))
