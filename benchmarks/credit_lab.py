@@ -31,7 +31,7 @@ score per rule across the sweep, the credit quality, and whether credit quality 
 learning speed across settings.
 
 Usage:
-    PYTHONPATH=$PWD .venv/bin/python benchmarks/credit_lab.py run --quick
+    PYTHONPATH=$PWD .venv/bin/python benchmarks/credit_lab.py run --study quick
     PYTHONPATH=$PWD .venv/bin/python benchmarks/credit_lab.py run --max-minutes 60   # the sweep, resumable
     PYTHONPATH=$PWD .venv/bin/python benchmarks/credit_lab.py report
 """
@@ -140,11 +140,22 @@ SCALE_REWARDS = {"rloo": "none"}
 
 @dataclass(frozen=True)
 class LabSettings:
-    """What every run of the lab shares (fixed before any rule was compared)."""
+    """What every run of a study shares (fixed before any rule was compared).
+
+    Attributes:
+        steps: RL steps a run.
+        groups, group_size: Tasks a step and episodes a task.
+        updates_per_batch: Optimiser passes over each collected batch (``num_iterations``; above 1
+            the clipped ratio is active).
+        eval_every, eval_episodes: Held-out evaluation cadence and size.
+        seeds: The seeds every rule runs.
+        quality_batches, quality_groups: The credit-quality stage's batches and their groups.
+    """
 
     steps: int = 16
     groups: int = 4
     group_size: int = 4
+    updates_per_batch: int = 1
     eval_every: int = 4
     eval_episodes: int = 32
     seeds: tuple[int, ...] = (0, 1, 2, 3, 4)
@@ -153,10 +164,46 @@ class LabSettings:
 
 
 LAB = LabSettings()
-QUICK = {"settings": ("umbrella-4",), "rules": ("grpo", "gigpo", "taspo_env"), "seeds": (0, 1)}
-"""``--quick``: one setting, three rules, two seeds, :data:`QUICK_LAB`'s 8 steps; its records go to
-``quick/records`` (never mixed with the sweep's)."""
-QUICK_LAB = dataclasses.replace(LAB, steps=8, seeds=(0, 1))
+
+
+@dataclass(frozen=True)
+class Study:
+    """A named part of the lab: which settings and rules run at which :class:`LabSettings`.
+
+    Attributes:
+        settings, rules: Keys of :data:`SETTINGS` and :data:`RULES`.
+        lab: What the runs share.
+        folder: Under :data:`RESULTS`: where its ``records/`` and report go ("" for the sweep).
+        quality: Whether the study measures credit quality (the warm starts are the sweep's, so
+            its quality records are the sweep's too).
+    """
+
+    settings: tuple[str, ...]
+    rules: tuple[str, ...]
+    lab: LabSettings
+    folder: str
+    quality: bool = True
+
+
+STUDIES: dict[str, Study] = {
+    "sweep": Study(tuple(SETTINGS), tuple(RULES), LAB, ""),
+    "quick": Study(
+        ("umbrella-4",), ("grpo", "gigpo", "taspo_env"), dataclasses.replace(LAB, steps=8, seeds=(0, 1)), "quick"
+    ),
+    "long": Study(
+        ("umbrella-4",),
+        ("grpo", "gigpo", "vine", "orsd_env", "taspo_env"),
+        dataclasses.replace(LAB, steps=32, updates_per_batch=4, eval_every=8, seeds=(0, 1, 2)),
+        "long",
+        quality=False,
+    ),
+}
+"""``sweep``: every setting and rule, the lab's budget. ``quick``: one setting, three rules, two
+seeds, 8 steps (the ≤ 10 min check). ``long``: the 4-turn Umbrella with GRPO and the four rules
+whose credit ranked the exact advantages best there (the sweep's quality stage, ρ ≥ 0.23), at twice
+the episodes and four updates a batch: the budget at which GRPO learned the one-turn control in
+the calibration (results.md lists every configuration tried), so that a rule whose credit finds
+the decisive turn has room to learn faster."""
 WARM_START_TURNS = 384
 """Demonstrated turns of the uniform demonstrator per warm start (episodes = turns / chain length)."""
 
@@ -211,6 +258,7 @@ def rl_config(setting: Setting, rule: str, seed: int, folder: Path, lab: LabSett
         scale_rewards=SCALE_REWARDS.get(rule, "group"),
         num_groups=lab.groups,
         group_size=lab.group_size,
+        num_iterations=lab.updates_per_batch,
         temperature=1.0,
         eval_every=lab.eval_every,
         save_every=0,
@@ -454,24 +502,23 @@ def run(args: argparse.Namespace) -> None:
     if args.parallel > 1:
         parallel(args)
         return
-    settings = list(QUICK["settings"] if args.quick else args.settings or SETTINGS)
-    rules = list(QUICK["rules"] if args.quick else args.rules or RULES)
-    seeds = list(QUICK["seeds"] if args.quick else args.seeds or LAB.seeds)
+    study = STUDIES[args.study]
+    settings = list(args.settings or study.settings)
+    rules = list(args.rules or study.rules)
+    seeds = list(args.seeds or study.lab.seeds)
     unknown = [name for name in settings if name not in SETTINGS] + [name for name in rules if name not in RULES]
     if unknown:
         raise SystemExit(f"unknown setting or rule: {unknown}; settings {list(SETTINGS)}, rules {list(RULES)}")
     shard, shards = (int(part) for part in args.shard.split("/"))
     if args.threads:
         torch.set_num_threads(args.threads)
-    records, work = Path(args.records), Path(args.work)
-    lab = QUICK_LAB if args.quick else LAB
-    if args.quick and args.records == str(RESULTS / "records"):
-        records = RESULTS / "quick" / "records"
+    lab, sweep_records, work = study.lab, Path(args.records), Path(args.work)
+    records = sweep_records.parent / study.folder / "records" if study.folder else sweep_records
     deadline = time.monotonic() + args.max_minutes * 60 if args.max_minutes else math.inf
     starts: dict[str, tuple[str, dict[str, float]]] = {}
     jobs: list[tuple[str, Any]] = []
     for index, name in enumerate(settings):
-        if index % shards == shard:
+        if study.quality and index % shards == shard:
             jobs.append(("quality", name))
     for index, (name, rule, seed) in enumerate(plan(settings, rules, seeds)):
         if index % shards == shard and not record_path(records, name, f"{rule}_{seed}").exists():  # resumable
@@ -484,7 +531,7 @@ def run(args: argparse.Namespace) -> None:
         name = job if kind == "quality" else job[0]
         setting = SETTINGS[name]
         if name not in starts:
-            starts[name] = warm_start(setting, work, Path(args.records))  # the sweep's warm starts, --quick too
+            starts[name] = warm_start(setting, work, sweep_records)  # every study starts from the sweep's
         model, start = starts[name]
         began = time.perf_counter()
         if kind == "quality":
@@ -492,7 +539,7 @@ def run(args: argparse.Namespace) -> None:
             label = f"quality {name}"
         else:
             _, rule, seed = job
-            race_run(setting, rule, seed, model, start, work / ("quick" if args.quick else ""), records, lab)
+            race_run(setting, rule, seed, model, start, work / study.folder, records, lab)
             label = f"race {name} {rule} seed {seed}"
         print(f"[{number}/{len(jobs)}] {label}: {time.perf_counter() - began:.0f} s", flush=True)
 
@@ -502,13 +549,11 @@ def parallel(args: argparse.Namespace) -> None:
     import subprocess
     import sys
 
-    settings = list(QUICK["settings"] if args.quick else args.settings or SETTINGS)
+    settings = list(args.settings or STUDIES[args.study].settings)
     for name in settings:
         warm_start(SETTINGS[name], Path(args.work), Path(args.records))
     base = [sys.executable, str(Path(__file__).resolve()), "run", "--threads", "1", "--records", args.records]
-    base += ["--work", args.work, "--max-minutes", str(args.max_minutes)]
-    if args.quick:
-        base.append("--quick")
+    base += ["--work", args.work, "--max-minutes", str(args.max_minutes), "--study", args.study]
     for flag, values in (("--settings", args.settings), ("--rules", args.rules), ("--seeds", args.seeds)):
         if values:
             base += [flag, *map(str, values)]
@@ -667,7 +712,11 @@ def report(args: argparse.Namespace) -> None:
             cells.append("–" if entry is None else fmt(*interval(entry["auc"])))
         lines.append(f"| {rule} | " + " | ".join(cells) + " |")
     gains = paired_gains(races)
-    lines += ["", "### AUC gain over GRPO, paired by seed (mean ± 95 % interval; seeds in brackets; **bold**: above 0)", ""]
+    lines += [
+        "",
+        "### AUC gain over GRPO, paired by seed (mean ± 95 % interval; seeds in brackets; **bold**: above 0)",
+        "",
+    ]
     lines += ["| rule | " + " | ".join(settings) + " |", "|---" * (len(settings) + 1) + "|"]
     for rule in rules:
         if rule == "grpo":
@@ -793,15 +842,15 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     commands = parser.add_subparsers(dest="command", required=True)
     runner = commands.add_parser("run", help="warm starts, credit quality and the race (resumable)")
-    runner.add_argument("--quick", action="store_true", help="one setting, three rules, two seeds")
-    runner.add_argument("--settings", nargs="*", help=f"default: all of {list(SETTINGS)}")
-    runner.add_argument("--rules", nargs="*", help=f"default: all of {list(RULES)}")
-    runner.add_argument("--seeds", nargs="*", type=int, help=f"default: {list(LAB.seeds)}")
+    runner.add_argument("--study", choices=list(STUDIES), default="sweep", help="see STUDIES (default: the sweep)")
+    runner.add_argument("--settings", nargs="*", help="default: the study's")
+    runner.add_argument("--rules", nargs="*", help="default: the study's")
+    runner.add_argument("--seeds", nargs="*", type=int, help="default: the study's")
     runner.add_argument("--shard", default="0/1", help="i/n: this process runs every n-th job from the i-th")
     runner.add_argument("--threads", type=int, default=0, help="torch threads of this process (0: torch's default)")
     runner.add_argument("--parallel", type=int, default=1, help="run this many shards as processes (one thread each)")
     runner.add_argument("--max-minutes", type=float, default=0, help="stop starting jobs after this long (0: never)")
-    runner.add_argument("--records", default=str(RESULTS / "records"))
+    runner.add_argument("--records", default=str(RESULTS / "records"), help="the sweep's (a study's: ../<folder>)")
     runner.add_argument("--work", default="runs/credit_lab", help="model folders (not committed)")
     reporter = commands.add_parser("report", help="tables, plots and results.json from the records")
     reporter.add_argument("--records", default=str(RESULTS / "records"))

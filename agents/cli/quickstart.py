@@ -135,10 +135,8 @@ def _warm_start_then_grpo(
 
 
 PRESETS: dict[str, Preset] = {
-    # minutes: 10.25 on an idle AMD EPYC without bf16 units (2 cores, AVX2, 2026-12-03; the trunk in float32),
-    # where the commit before issue #27's work took 23.8 (on a slower one) and 17.6; bf16_minutes: 5.2 with the
-    # trunk in bf16 (trunk_dtype="auto") on an idle AMD EPYC with avx512_bf16 (2026-12-04; that commit: 12.6),
-    # 4.9 on an Intel Xeon with AMX before the last cuts.
+    # minutes: measured on 2 idle cores without bf16 units (float32 trunk); bf16_minutes: with them (bf16 trunk).
+    # The sittings behind both: docs/multiturn-training.md.
     "webshop": _warm_start_then_grpo(
         "WebShop-v0", total_steps=8, output_dir="runs/quickstart-webshop", minutes=10.5, bf16_minutes=5
     ),

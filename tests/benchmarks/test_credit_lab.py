@@ -29,8 +29,22 @@ def test_the_plan_is_seed_major_and_every_rule_has_one_default() -> None:
     plan = credit_lab.plan(["a", "b"], ["grpo", "vine"], [0, 1])
     assert plan[:4] == [("a", "grpo", 0), ("a", "vine", 0), ("b", "grpo", 0), ("b", "vine", 0)]
     assert {seed for _, _, seed in plan[4:]} == {1}
-    assert set(credit_lab.QUICK["rules"]) <= set(credit_lab.RULES)
-    assert set(credit_lab.QUICK["settings"]) <= set(credit_lab.SETTINGS)
+    for study in credit_lab.STUDIES.values():
+        assert set(study.rules) <= set(credit_lab.RULES) and set(study.settings) <= set(credit_lab.SETTINGS)
+
+
+def test_a_studys_lab_settings_reach_the_run_config(tmp_path: Path) -> None:
+    long = credit_lab.STUDIES["long"]
+    config = credit_lab.rl_config(credit_lab.SETTINGS["umbrella-4"], "vine", 2, tmp_path, long.lab)
+    assert (config.num_iterations, config.seed, config.credit, config.credit_options) == (
+        4,
+        2,
+        "vine",
+        {"continuations": 2},
+    )
+    assert (
+        credit_lab.rl_config(credit_lab.SETTINGS["umbrella-4"], "grpo", 0, tmp_path, credit_lab.LAB).num_iterations == 1
+    )
 
 
 def test_the_settings_chance_is_the_uniform_policys_exact_success() -> None:
