@@ -6,7 +6,7 @@
 expert (the warm start for multi-turn RL), and :class:`OpenAIPolicy` evaluates a model served
 behind any OpenAI-compatible endpoint.
 
-The Collector / Policy / Algorithm / Trainer split (see ``agents/README.md``):
+The Collector / Policy / Algorithm / Trainer split (see ``docs/interfaces.md``):
 
 - :mod:`agents.policy`: ``TransformersPolicy`` (generate, score) and offline models; ``OpenAIPolicy``
   (any OpenAI-compatible server, for evaluation and collection without gradients);

@@ -7,7 +7,7 @@
 default (``learning_rate=1e-6``, ``lr_scheduler_type="linear"``, ``seed=42``); ``output_dir=None``
 means a new numbered folder ``runs/<rule>-<env>-<n>`` here (TRL: ``trainer_output``). TRL names spelt differently here
 (``num_generations`` is ``group_size``, ``max_completion_length`` is ``max_new_tokens``, ...) are
-refused with the name to use (:mod:`agents.trl_names`, the README's mapping table). The quick
+refused with the name to use (:mod:`agents.trl_names`, the mapping table in docs/agents.md). The quick
 start's recipes set their own learning rate, schedule and seed.
 
 The settings shared with the SFT stage come from the groups in :mod:`agents.settings`; every

@@ -4,7 +4,7 @@ A field of ours named as a TRL field means what TRL's means and has TRL 1.16's d
 the few in :data:`DIFFERENT_DEFAULTS` (each with the reason). TRL names we spell differently
 are in :data:`TRL_RENAMED`: passing one to ``GRPOConfig`` is an error that names our field, so
 code written for TRL fails at once with the fix instead of ``unexpected keyword argument``.
-``tests/agents/test_trl_names.py`` checks both tables against the installed TRL and the README.
+``tests/agents/test_trl_names.py`` checks both tables against the installed TRL and docs/agents.md.
 
 Example:
     >>> trl_hint("num_generations")

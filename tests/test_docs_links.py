@@ -28,12 +28,15 @@ def pages() -> list[Path]:
     return [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md")), *sorted(RESULTS.rglob("results.md"))]
 
 
-def prose_lines(text: str) -> list[str]:
-    """The lines outside fenced code blocks, with inline code blanked (links in code are not links).
+def prose_lines(text: str, *, keep_code: bool = False) -> list[str]:
+    """The lines outside fenced code blocks, with inline code blanked unless ``keep_code`` (links in
+    code are not links, but a heading's code is part of its anchor).
 
     Example:
         >>> prose_lines("see [a](a.md) `[b](b.md)`\\n```\\n[c](c.md)\\n```")
         ['see [a](a.md) ']
+        >>> prose_lines("## Loss (`loss.py`)", keep_code=True)
+        ['## Loss (`loss.py`)']
     """
     kept, fenced = [], False
     for line in text.splitlines():
@@ -41,7 +44,7 @@ def prose_lines(text: str) -> list[str]:
             fenced = not fenced
             continue
         if not fenced:
-            kept.append(INLINE_CODE.sub("", line))
+            kept.append(line if keep_code else INLINE_CODE.sub("", line))
     return kept
 
 
@@ -64,6 +67,8 @@ def slug(heading: str) -> str:
         'the-quick-starts-recipe-webshop-v0'
         >>> slug("Agents: `policy`, collector")
         'agents-policy-collector'
+        >>> slug("Credit rules (`agents/algorithms/base.py`)")
+        'credit-rules-agentsalgorithmsbasepy'
     """
     text = re.sub(r"\[([^\]]*)\]\([^)]*\)", r"\1", heading)  # a link in a heading counts as its text
     return re.sub(r"[^\w\- ]", "", text.lower()).replace(" ", "-")
@@ -73,7 +78,7 @@ def anchors(page: Path) -> set[str]:
     """The anchors of a page's headings; a repeated heading gets ``-1``, ``-2``, ... as on GitHub."""
     seen: dict[str, int] = {}
     found = set()
-    for line in prose_lines(page.read_text(encoding="utf-8")):
+    for line in prose_lines(page.read_text(encoding="utf-8"), keep_code=True):
         match = HEADING.match(line)
         if match:
             base = slug(match.group(1))

@@ -1,5 +1,5 @@
 """agents.GRPOConfig against TRL's GRPOConfig, which shares its name: same names mean the same
-defaults except the listed ones, TRL's other names are refused with ours, and the README says so."""
+defaults except the listed ones, TRL's other names are refused with ours, and docs/agents.md says so."""
 
 from __future__ import annotations
 
@@ -13,7 +13,8 @@ import pytest
 from agents import GRPOConfig
 from agents.trl_names import DIFFERENT_DEFAULTS, TRL_RENAMED, TRL_VERSION, trl_hint
 
-README = Path(__file__).resolve().parents[2] / "README.md"
+AGENTS_PAGE = Path(__file__).resolve().parents[2] / "docs" / "agents.md"
+"""The page that holds the mapping table (the README links to it)."""
 
 
 def _defaults(cls: type) -> dict[str, object]:
@@ -71,13 +72,13 @@ def test_refusing_trl_names_keeps_the_dataclass_signature_and_behaviour():
         GRPOConfig(nonsense=1)  # type: ignore[call-arg]
 
 
-def test_the_readme_states_every_difference():
-    text = README.read_text()
+def test_the_agents_page_states_every_difference():
+    text = AGENTS_PAGE.read_text()
     table = text[text.index("| ours (default) | TRL `GRPOConfig`") :]
     table = table[: table.index("\n\n")]
     for name in TRL_RENAMED:
-        assert f"`{name}" in table, f"the README's TRL table does not name {name}"
+        assert f"`{name}" in table, f"docs/agents.md's TRL table does not name {name}"
     for name in DIFFERENT_DEFAULTS:
         assert re.search(rf"\| `{name}` \([^\n]*different default", table), (
-            f"the README's TRL table does not give {name}'s default"
+            f"docs/agents.md's TRL table does not give {name}'s default"
         )
