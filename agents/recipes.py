@@ -14,6 +14,10 @@ collecting one step. A recipe holds what the quick start measured to work there:
   rollouts sampled at temperature 1.0 (0.6 not measured there).
 - ``SearchQA-v0``: the one-turn run (the retrieved passage shown with the question,
   ``reward="f1"``, responses start with ``<answer>``); RL only.
+- ``Umbrella-v0``: the credit lab's 4-turn Umbrella (benchmarks/credit_lab.py, the ``long``
+  study): the admissible items listed, no history, 6 new tokens a turn; LoRA on the top 8 layers
+  at lr 1e-3; SFT: 96 episodes of the uniform demonstrator, 2 epochs; RL: 4 tasks x 4 rollouts at
+  temperature 1.0, four optimiser passes a batch.
 
 :meth:`agents.GRPOConfig.for_env` and :meth:`agents.sft.SFTConfig.for_env` build a config from
 these (keyword overrides win); :mod:`agents.cli.quickstart`'s presets are the same recipes.
@@ -25,7 +29,7 @@ Example:
     >>> rl_settings("CartPole-v1")
     Traceback (most recent call last):
     ...
-    ValueError: no agent recipe for env 'CartPole-v1'; recipes: ALFWorld-v0, SearchQA-v0, WebShop-v0 (build the config field by field instead)
+    ValueError: no agent recipe for env 'CartPole-v1'; recipes: ALFWorld-v0, SearchQA-v0, Umbrella-v0, WebShop-v0 (build the config field by field instead)
 """
 
 from __future__ import annotations
@@ -169,6 +173,31 @@ RECIPES: Mapping[str, Recipe] = MappingProxyType(
                 eval_every=12,
                 save_every=12,
             ),
+        ),
+        "Umbrella-v0": Recipe(
+            both=_frozen(
+                history_length=0,  # every diagnostic env is Markov in its observation and task line
+                prompt_preamble="",
+                system_prompt="",
+                show_admissible=True,
+                # The uniform demonstrator plays a random admissible item each turn: the warm start learns
+                # the action format and the menus, not which item wins (its success is chance, 1/3).
+                env_kwargs={"length": 4, "demonstrator": "uniform"},
+                eval_env_kwargs={"split": "eval"},
+                learning_rate=1e-3,
+                lr_scheduler_type="constant",
+                seed=0,
+                lora=True,
+                lora_top_layers=8,
+                trunk_dtype="auto",
+                micro_batch_size=16,
+                eval_episodes=32,
+                max_new_tokens=6,
+            ),
+            # Four optimiser passes over each batch: at one pass GRPO learned not even the one-turn
+            # Umbrella in the lab's budget (benchmarks/results/credit_lab/results.md, calibration).
+            rl=_frozen(num_groups=4, group_size=4, num_iterations=4, temperature=1.0, eval_every=8, save_every=8),
+            sft=_frozen(expert_episodes=96, epochs=2, batch_size=16, eval_before=False),
         ),
     }
 )

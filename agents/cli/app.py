@@ -85,8 +85,9 @@ class SFTArgs:
 class QuickstartArgs:
     """The README's main job: an expert warm start then RL on a multi-turn env (presets in agents.cli.quickstart)."""
 
-    preset: Literal["webshop", "alfworld", "searchqa"] = "webshop"
-    """webshop (default), alfworld (the same warm start + GRPO on ALFWorld-v0), or searchqa (one-turn GRPO)."""
+    preset: Literal["webshop", "alfworld", "searchqa", "credit-lab"] = "webshop"
+    """webshop (default), alfworld (the same warm start + GRPO on ALFWorld-v0), searchqa (one-turn GRPO),
+    or credit-lab (GRPO and VinePPO raced on the credit lab's 4-turn Umbrella, curves with intervals)."""
     output_dir: str | None = None
     """Where the stages write (None: the preset's folder, e.g. runs/quickstart-webshop)."""
     resume: bool = False

@@ -28,13 +28,23 @@ Presets (``python -m agents quickstart --preset NAME``), each an env's recipe fr
 - ``alfworld``: the same recipe on ALFWorld-v0's generated ``pick_and_place_simple`` games
   (8 turns; the walkthrough needs ~5).
 - ``searchqa``: the one-turn SearchQA run that was the quick start before (RL only).
+- ``credit-lab``: a race to watch. The credit lab's 4-turn Umbrella (``Umbrella-v0``'s recipe:
+  the first turn's pick decides the reward, three filler turns follow), one warm start that
+  teaches the format (the uniform demonstrator), then GRPO and VinePPO (K = 2) from it, 16 steps
+  each: GRPO gives every turn the episode's advantage, VinePPO each turn its own from
+  continuations of the restored states. The summary prints both held-out curves with 95% Wilson
+  intervals and ``race.png`` draws them (the lab's ``long`` study measured this setting at three
+  seeds: benchmarks/results/credit_lab/long/results.md).
 
-Files under ``output_dir``: ``sft/`` and ``rl/`` (each a run folder), ``summary.json``
-(the evaluations and the stage wall times) and ``rl/learning_curve.png``.
+Files under ``output_dir``: ``sft/`` and ``rl/`` (each a run folder; a race has ``rl-<credit>/``
+per rule and ``race.png``), ``summary.json`` (the evaluations, the curves of a race and the wall
+times) and each RL folder's ``learning_curve.png``.
 
 Example:
     >>> sorted(PRESETS)
-    ['alfworld', 'searchqa', 'webshop']
+    ['alfworld', 'credit-lab', 'searchqa', 'webshop']
+    >>> PRESETS["credit-lab"].title(), sorted(PRESETS["credit-lab"].rl_runs())
+    ('GRPO vs VINE', ['rl-grpo', 'rl-vine'])
     >>> PRESETS["webshop"].rl.history_observations == PRESETS["webshop"].sft.history_observations
     True
 """
@@ -43,6 +53,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import math
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -54,11 +65,15 @@ from agents.agent import GRPOAgent, ORSDAgent, TASPOAgent
 from agents.config import GRPOConfig
 from agents.policy.trunk_precision import resolve_trunk_dtype
 from agents.policy.weights import torch_dtype
+from agents.reports.curves import load_run
+from agents.reports.plotting import plot_runs
 from agents.settings import EnvSettings, PromptSettings
 from agents.sft import SFTAgent, SFTConfig
 
 AGENTS: dict[str, type[GRPOAgent]] = {"grpo": GRPOAgent, "orsd": ORSDAgent, "taspo": TASPOAgent}
 SUMMARY_FILE = "summary.json"
+RACE_PLOT = "race.png"
+"""A race's held-out curves, one per rule with its intervals, in ``output_dir``."""
 EVAL_KEYS = ("success_rate", "mean_score", "invalid_rate", "mean_episode_length")
 
 
@@ -80,6 +95,9 @@ class Preset:
             bf16 units).
         bf16_minutes: The same with the trunk in bf16, which ``trunk_dtype="auto"`` picks on a
             CPU with bf16 units (announced there; None: not measured).
+        race: Credit rules raced from the one warm start, each ``(credit, credit_options)``: one RL
+            run per rule, ``rl`` with that rule (``agent`` unused), in ``rl-<credit>/``. Empty: one
+            RL run with ``agent``, in ``rl/``.
     """
 
     env: str
@@ -91,10 +109,15 @@ class Preset:
     output_dir: str = "runs/quickstart"
     minutes: float | None = None
     bf16_minutes: float | None = None
+    race: tuple[tuple[str, dict[str, object]], ...] = ()
 
     def __post_init__(self) -> None:
         if self.agent not in AGENTS:
             raise ValueError(f"Preset.agent must be one of {sorted(AGENTS)}, got {self.agent!r}")
+        credits = [credit for credit, _ in self.race]
+        if len(set(credits)) != len(credits) or len(credits) == 1:
+            raise ValueError(f"Preset.race must name two or more different rules (or none), got {credits}")
+        self.rl_runs()  # each raced rule's config is checked here, before any model loads
         if self.sft is not None:
             differ = [
                 name
@@ -104,6 +127,20 @@ class Preset:
             ]
             if differ:
                 raise ValueError(f"Preset: the SFT and RL stages must prompt alike; they differ in {differ}")
+
+    def rl_runs(self) -> dict[str, tuple[type[GRPOAgent], GRPOConfig]]:
+        """The RL stage's runs by folder name: ``rl`` with ``agent``, or ``rl-<credit>`` per raced rule."""
+        if not self.race:
+            return {"rl": (AGENTS[self.agent], self.rl)}
+        return {
+            f"rl-{credit}": (GRPOAgent, dataclasses.replace(self.rl, credit=credit, credit_options=dict(options)))
+            for credit, options in self.race
+        }
+
+    def title(self) -> str:
+        """The RL stage's rules as the output names them (``GRPO``, ``GRPO vs VINE``)."""
+        names = [credit for credit, _ in self.race] or [self.agent]
+        return " vs ".join(name.upper() for name in names)
 
     def with_start_evaluation(self) -> Preset:
         """This preset with the bare model evaluated too, before the warm start (one more evaluation)."""
@@ -141,6 +178,15 @@ PRESETS: dict[str, Preset] = {
         "WebShop-v0", total_steps=8, output_dir="runs/quickstart-webshop", minutes=10.5, bf16_minutes=5
     ),
     "alfworld": _warm_start_then_grpo("ALFWorld-v0", total_steps=6, output_dir="runs/quickstart-alfworld", minutes=32),
+    "credit-lab": Preset(
+        env="Umbrella-v0",
+        model="smollm2-135m",
+        sft=SFTConfig.for_env("Umbrella-v0"),
+        rl=GRPOConfig.for_env("Umbrella-v0"),
+        total_steps=16,
+        race=(("grpo", {}), ("vine", {"continuations": 2})),
+        output_dir="runs/quickstart-credit-lab",
+    ),
     "searchqa": Preset(
         env="SearchQA-v0",
         model="smollm2-135m",
@@ -183,21 +229,25 @@ def describe(preset: Preset) -> str:
     rl = preset.rl
     split = rl.evaluation_env_kwargs(preset.env).get("split")
     goals = f"{rl.eval_episodes} held-out goals{f' ({split} split)' if split else ''}, greedy"
-    warm = " after an expert warm start" if preset.sft is not None else ""
-    lines = [f"Quick start: {preset.model} on {preset.env}, {preset.agent.upper()}{warm}."]
+    uniform = preset.sft is not None and preset.sft.env_kwargs.get("demonstrator") == "uniform"
+    warm = "" if preset.sft is None else " after a warm start" if uniform else " after an expert warm start"
+    lines = [f"Quick start: {preset.model} on {preset.env}, {preset.title()}{warm}."]
     if preset.sft is not None:
         before = f"evaluate the model on {goals}, " if preset.sft.eval_before else ""
         after = "evaluate again" if preset.sft.eval_before else f"evaluate on {goals}"
+        demonstrator = "uniform demonstrator (the format, not the answer)" if uniform else "expert"
         lines.append(
-            f"  1/2 warm start: {before}clone the env's expert "
+            f"  1/2 warm start: {before}clone the env's {demonstrator} "
             f"({preset.sft.expert_episodes} episodes, {preset.sft.epochs} epochs), {after}"
         )
+    each = f"{', '.join(credit for credit, _ in preset.race)} from the same start, each " if preset.race else ""
     lines.append(
-        f"  {'2/2' if preset.sft else '1/1'} RL: {preset.total_steps} steps of {rl.num_groups} goals x "
+        f"  {'2/2' if preset.sft else '1/1'} RL: {each}{preset.total_steps} steps of {rl.num_groups} goals x "
         f"{rl.group_size} rollouts, then evaluate on the same {goals}"
     )
     timing = _announced_time(preset)
-    lines.append(f"  {timing}writes {preset.output_dir}/ (summary.json, rl/learning_curve.png)")
+    plots = f"{RACE_PLOT}, rl-*/learning_curve.png" if preset.race else "rl/learning_curve.png"
+    lines.append(f"  {timing}writes {preset.output_dir}/ (summary.json, {plots})")
     return "\n".join(lines)
 
 
@@ -205,12 +255,26 @@ def _banner(text: str) -> None:
     print(f"\n== {text} ==", flush=True)
 
 
+def _held_out_curve(folder: Path) -> list[dict[str, float]]:
+    """A run's held-out success by step with its 95% Wilson interval over the evaluation's episodes."""
+    return [
+        {
+            "step": point.step,
+            "success": point.success,
+            "low": point.success_interval[0] if point.success_interval else math.nan,
+            "high": point.success_interval[1] if point.success_interval else math.nan,
+        }
+        for point in load_run(folder).held_out
+    ]
+
+
 def run_quickstart(preset: Preset, *, resume: bool = False) -> dict[str, Any]:
-    """Runs the warm start (if any) and RL; prints and returns the summary (also in ``summary.json``)."""
+    """Runs the warm start (if any) and RL (once, or once per raced rule); prints and returns the
+    summary (also in ``summary.json``)."""
     print(describe(preset), flush=True)
     output = Path(preset.output_dir)
     output.mkdir(parents=True, exist_ok=True)
-    summary: dict[str, Any] = {"env": preset.env, "model": preset.model, "agent": preset.agent, "stages": {}}
+    summary: dict[str, Any] = {"env": preset.env, "model": preset.model, "agent": preset.title(), "stages": {}}
     model = preset.model
     warm_start: dict[str, float] | None = None
     started = time.perf_counter()
@@ -229,18 +293,33 @@ def run_quickstart(preset: Preset, *, resume: bool = False) -> dict[str, Any]:
         model = str(output / "sft")
         del sft
     rl_started = time.perf_counter()
-    _banner(f"{'2/2' if preset.sft else '1/1'} RL: {preset.total_steps} {preset.agent.upper()} steps")
-    rl_config = dataclasses.replace(preset.rl, output_dir=str(output / "rl"), resume=resume)
-    agent = AGENTS[preset.agent](model=model, env=preset.env, config=rl_config)
-    try:
-        last = agent.learn(preset.total_steps, start_evaluation=warm_start)
-    finally:
-        agent.close()
-    records = [json.loads(line) for line in (output / "rl" / "metrics.jsonl").read_text().splitlines()]
-    evaluations = [r for r in records if "eval/success_rate" in r]
-    if preset.sft is None:
-        summary["stages"]["start"] = _evaluation(evaluations[0])
-    summary["stages"]["end"] = _evaluation(last if "eval/success_rate" in last else evaluations[-1])
+    stage = "2/2" if preset.sft else "1/1"
+    runs = preset.rl_runs()
+    for number, (folder, (agent_class, config)) in enumerate(runs.items(), start=1):
+        credit = config.credit if preset.race else preset.agent
+        of = f", {number}/{len(runs)}" if preset.race else ""
+        _banner(f"{stage} RL{of}: {preset.total_steps} {credit.upper()} steps")
+        run_started = time.perf_counter()
+        agent = agent_class(
+            model=model,
+            env=preset.env,
+            config=dataclasses.replace(config, output_dir=str(output / folder), resume=resume),
+        )
+        try:
+            last = agent.learn(preset.total_steps, start_evaluation=warm_start)
+        finally:
+            agent.close()
+        records = [json.loads(line) for line in (output / folder / "metrics.jsonl").read_text().splitlines()]
+        evaluations = [r for r in records if "eval/success_rate" in r]
+        if preset.sft is None and "start" not in summary["stages"]:
+            summary["stages"]["start"] = _evaluation(evaluations[0])
+        end = _evaluation(last if "eval/success_rate" in last else evaluations[-1])
+        summary["stages"][f"end {credit}" if preset.race else "end"] = end
+        if preset.race:
+            summary.setdefault("curves", {})[credit] = _held_out_curve(output / folder)
+            summary.setdefault("run_seconds", {})[credit] = time.perf_counter() - run_started
+    if preset.race:
+        plot_runs([output / folder for folder in runs], output / RACE_PLOT, title=f"{preset.title()} on {preset.env}")
     summary["rl_seconds"] = time.perf_counter() - rl_started
     summary["total_seconds"] = time.perf_counter() - started
     (output / SUMMARY_FILE).write_text(json.dumps(summary, indent=2))
@@ -250,16 +329,21 @@ def run_quickstart(preset: Preset, *, resume: bool = False) -> dict[str, Any]:
 
 
 def format_summary(summary: dict[str, Any]) -> str:
-    """The summary as a small table: one line per evaluation, then the wall times."""
-    lines = [f"{summary['agent'].upper()} · {summary['model']} · {summary['env']} (held-out, greedy)"]
+    """The summary as a small table: one line per evaluation, each raced rule's held-out curve with
+    its 95% intervals, then the wall times."""
+    lines = [f"{summary['agent']} · {summary['model']} · {summary['env']} (held-out, greedy)"]
     lines.append(f"{'':<12} {'success':>8} {'score':>8} {'invalid':>8} {'turns':>6}")
     for stage, values in summary["stages"].items():
         lines.append(
             f"{stage:<12} {values.get('success_rate', float('nan')):>8.3f} {values.get('mean_score', float('nan')):>8.3f} "
             f"{values.get('invalid_rate', float('nan')):>8.3f} {values.get('mean_episode_length', float('nan')):>6.2f}"
         )
+    for credit, curve in summary.get("curves", {}).items():
+        points = ", ".join(f"{p['step']}: {p['success']:.2f} [{p['low']:.2f}, {p['high']:.2f}]" for p in curve)
+        lines.append(f"{credit} held-out success by step [95% interval]: {points}")
     times = [
         f"{name} {summary[key]:.0f} s" for name, key in (("sft", "sft_seconds"), ("rl", "rl_seconds")) if key in summary
     ]
+    times += [f"{credit} {seconds:.0f} s" for credit, seconds in summary.get("run_seconds", {}).items()]
     lines.append("wall time: " + ", ".join(times) + f" (total {summary['total_seconds']:.0f} s)")
     return "\n".join(lines)

@@ -2,6 +2,7 @@
 race and quality tables, the report's files."""
 
 import argparse
+import dataclasses
 import json
 import sys
 from pathlib import Path
@@ -133,3 +134,31 @@ def test_report_writes_the_tables_plots_and_summary(tmp_path: Path) -> None:
     assert (output / "credit_lab.png").stat().st_size > 0 and (output / "credit_lab_umbrella-4.png").exists()
     summary = json.loads((output / "results.json").read_text())
     assert summary["scores"]["vine"] == pytest.approx((0.9 - 1 / 3) / (2 / 3))
+
+
+@pytest.mark.parametrize("rule", ["grpo", "vine"])
+def test_the_quick_starts_credit_lab_race_is_the_long_studys_setting(tmp_path: Path, rule: str) -> None:
+    """``python -m agents quickstart --preset credit-lab`` trains what the long study measured: the same
+    warm start and, for each raced rule, the same RL settings (only where runs write, how they log,
+    and the demonstrator, which RL never calls, differ)."""
+    from agents.cli.quickstart import PRESETS
+
+    preset = PRESETS["credit-lab"]
+    setting, long = credit_lab.SETTINGS["umbrella-4"], credit_lab.STUDIES["long"]
+    assert rule in long.rules and preset.total_steps <= long.lab.steps
+    lab = credit_lab.rl_config(setting, rule, 0, tmp_path, long.lab)
+    ours = preset.rl_runs()[f"rl-{rule}"][1]
+    assert ours.env_kwargs == {**lab.env_kwargs, "demonstrator": "uniform"}
+    logging = {"output_dir", "resume", "progress", "save_every", "tensorboard", "env_kwargs"}
+    differ = {
+        name for name in dataclasses.asdict(lab) if name not in logging and getattr(lab, name) != getattr(ours, name)
+    }
+    assert not differ, {name: (getattr(lab, name), getattr(ours, name)) for name in differ}
+    assert preset.sft is not None
+    lab_sft = credit_lab.sft_config(setting, tmp_path)
+    differ = {
+        name
+        for name in dataclasses.asdict(lab_sft)
+        if name not in {"output_dir", "resume", "progress"} and getattr(lab_sft, name) != getattr(preset.sft, name)
+    }
+    assert not differ, {name: (getattr(lab_sft, name), getattr(preset.sft, name)) for name in differ}

@@ -129,3 +129,51 @@ def test_every_preset_sets_its_own_optimiser_and_seed_not_grpoconfigs_trl_defaul
     for config in (preset.rl, preset.sft):
         if config is not None:
             assert (config.learning_rate, config.lr_scheduler_type, config.seed) == (learning_rate, "constant", 0)
+
+
+@pytest.mark.slow
+def test_a_scaled_down_credit_lab_race_trains_each_rule_from_one_warm_start(tmp_path, tiny_model_path, capsys):
+    lab = PRESETS["credit-lab"]
+    assert lab.sft is not None and [credit for credit, _ in lab.race] == ["grpo", "vine"]
+    small = {"eval_episodes": 4, "lora_top_layers": 1}
+    preset = dataclasses.replace(
+        lab,
+        model=str(tiny_model_path),
+        sft=dataclasses.replace(lab.sft, expert_episodes=2, epochs=1, **small),
+        rl=dataclasses.replace(lab.rl, num_groups=1, group_size=2, num_iterations=1, eval_every=1, **small),
+        total_steps=2,
+        output_dir=str(tmp_path / "race"),
+    )
+    summary = run_quickstart(preset)
+    assert list(summary["stages"]) == ["warm start", "end grpo", "end vine"]
+    assert summary["agent"] == "GRPO vs VINE" and set(summary["run_seconds"]) == {"grpo", "vine"}
+    for credit in ("grpo", "vine"):
+        folder = tmp_path / "race" / f"rl-{credit}"
+        config = json.loads((folder / "config.json").read_text())["config"]
+        assert config["credit"] == credit
+        curve = summary["curves"][credit]
+        assert [point["step"] for point in curve] == [0, 1, 2]
+        # Both start from the one warm start: step 0 is its evaluation, not a new one.
+        assert curve[0]["success"] == summary["stages"]["warm start"]["success_rate"]
+        for point in curve:
+            assert 0.0 <= point["low"] <= point["success"] <= point["high"] <= 1.0
+        assert curve[-1]["success"] == summary["stages"][f"end {credit}"]["success_rate"]
+    records = [json.loads(line) for line in (tmp_path / "race" / "rl-vine" / "metrics.jsonl").read_text().splitlines()]
+    assert any(record.get("vine/plays", 0) > 0 for record in records)  # VinePPO played its continuations
+    assert (tmp_path / "race" / "race.png").stat().st_size > 10_000
+    assert json.loads((tmp_path / "race" / SUMMARY_FILE).read_text()) == summary
+    out = capsys.readouterr().out
+    assert out.startswith(describe(preset))
+    for line in ("== 2/2 RL, 1/2: 2 GRPO steps ==", "== 2/2 RL, 2/2: 2 VINE steps ==", "grpo held-out success by step"):
+        assert line in out, line
+    assert "vine held-out success by step [95% interval]: 0: " in format_summary(summary)
+
+
+def test_a_race_names_two_different_rules_and_checks_their_options_before_any_model_loads():
+    lab = PRESETS["credit-lab"]
+    with pytest.raises(ValueError, match="two or more different rules"):
+        dataclasses.replace(lab, race=(("grpo", {}), ("grpo", {})))
+    with pytest.raises(ValueError, match="two or more different rules"):
+        dataclasses.replace(lab, race=(("grpo", {}),))
+    with pytest.raises(ValueError, match="continuations"):
+        dataclasses.replace(lab, race=(("grpo", {}), ("vine", {"continuations": 0})))
