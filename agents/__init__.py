@@ -24,16 +24,13 @@ The OpenAI Agents SDK (``openai-agents``) installs a top-level ``agents`` packag
 this one checks for it and says what to do (:mod:`agents._clash`; keep the two in separate
 virtual environments).
 
-Modules that moved into these subpackages still import from their old paths
-(``agents.trainer``, ``agents.collector``, ...) with a ``DeprecationWarning`` (:mod:`agents._moved`).
-
 Example:
     >>> GRPOConfig(num_groups=2).rollouts_per_step
     8
 """
 
 # First: _clash checks for the OpenAI Agents SDK's `agents` before a module of the other one breaks.
-from agents import _clash, _moved  # noqa: F401
+from agents import _clash  # noqa: F401
 
 try:  # the agents train with torch: a core-only install (the envs alone) says what to add
     import torch  # noqa: F401
@@ -51,8 +48,6 @@ from agents.policy.openai_policy import OpenAIPolicy
 from agents.rollout import RolloutBatch, RolloutRow
 from agents.settings import EnvSettings, LoraSettings, OptimSettings, PromptSettings, RunSettings
 from agents.sft import SFTAgent, SFTConfig
-
-_moved.install()
 
 __all__ = [
     "CREDIT_RULES",

@@ -50,13 +50,8 @@ import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 
-from agentenvs.core import actions
-from agentenvs.core.actions import render_action
+from agentenvs.core.actions import ACTION_FORMATS, render_action
 from agentenvs.core.checks import check_int, is_integer
-
-ACTION_FORMATS: tuple[str, ...] = tuple(actions.ACTION_FORMATS)
-"""The ``action_format`` names this wrapper can write actions in (every registered one):
-kept for compatibility (read :data:`agentenvs.core.actions.ACTION_FORMATS`)."""
 
 _TEMPLATE = re.compile(r"\[<[^\[\]<>]+>\]")
 """A placeholder argument such as WebShop's ``search[<query>]``."""
@@ -133,19 +128,6 @@ def passage_entities(observation: str) -> list[str]:
         if words:
             found.append(" ".join(words))
     return _unique(found)
-
-
-def format_action(action: str, action_format: str) -> str:
-    """``action`` rendered in ``action_format``: kept for compatibility (read ``render_action``).
-
-    Example:
-        >>> format_action("go to desk 1", "think_action")
-        '<think></think><action>go to desk 1</action>'
-
-    Raises:
-        ValueError: for an unknown ``action_format``.
-    """
-    return render_action(action, action_format)
 
 
 class DiscreteActions(gym.Wrapper[Any, Any, Any, Any], gym.utils.RecordConstructorArgs):

@@ -5,14 +5,9 @@ The wrapped env's observation *is* the prompt an LLM agent sees each turn, built
 keeps (as ``agents.loop.collector.Collector`` does) and the env's action format, so other
 trainers get our prompts without our trainer.
 
-``PromptBuilder``, ``history_action``, ``HISTORY_RAW_CHARS`` and ``OutputFormat`` now live
-in :mod:`agentenvs.core.prompts`, each format's instruction and stop strings in
-:data:`agentenvs.core.actions.ACTION_FORMATS`; this module re-exports them, and keeps
-:data:`FORMAT_INSTRUCTIONS`, :data:`STOP_STRINGS` and :func:`output_format_for`, for
-compatibility.
-
 Example:
     >>> import gymnasium as gym, agentenvs
+    >>> from agentenvs.core.prompts import PromptBuilder
     >>> env = PromptObservation(gym.make("SearchQA-v0"), PromptBuilder(history_length=1))
     >>> prompt, info = env.reset(seed=0)
     >>> prompt.startswith("You are an agent") and info["task"] in prompt
@@ -25,59 +20,21 @@ Example:
 from __future__ import annotations
 
 from collections.abc import Mapping
-from types import MappingProxyType
 from typing import Any
 
 import gymnasium as gym
 
-from agentenvs.core.actions import ACTION_FORMATS, get_action_format
-from agentenvs.core.prompts import HISTORY_RAW_CHARS, OutputFormat, PromptBuilder, history_action
+from agentenvs.core.prompts import PromptBuilder, history_action
 from agentenvs.core.spaces import TextSpace
 
-__all__ = [
-    "FORMAT_INSTRUCTIONS",
-    "HISTORY_RAW_CHARS",
-    "STOP_STRINGS",
-    "OutputFormat",
-    "PromptBuilder",
-    "PromptObservation",
-    "history_action",
-    "output_format_for",
-]
-
-FORMAT_INSTRUCTIONS: MappingProxyType[str, str] = MappingProxyType(
-    {name: entry.instruction for name, entry in ACTION_FORMATS.items()}
-)
-"""Each action format's ``instruction``, by name: kept for compatibility (read ``ACTION_FORMATS``)."""
-
-STOP_STRINGS: MappingProxyType[str, tuple[str, ...]] = MappingProxyType(
-    {name: entry.stop_strings for name, entry in ACTION_FORMATS.items()}
-)
-"""Each action format's ``stop_strings``, by name: kept for compatibility (read ``ACTION_FORMATS``)."""
-
-
-def output_format_for(action_format: str) -> str:
-    """The first registered format prompted as ``action_format`` is: kept for compatibility.
-
-    Formats with the same instruction and stop strings prompt alike (``think_action_strict``
-    gives ``"think_action"``); :meth:`PromptBuilder.format_for` gives the record itself.
-
-    Raises:
-        ValueError: naming an unknown action format and the known ones.
-    """
-    wanted = get_action_format(action_format)
-    return next(
-        name
-        for name, entry in ACTION_FORMATS.items()
-        if (entry.instruction, entry.stop_strings) == (wanted.instruction, wanted.stop_strings)
-    )
+__all__ = ["PromptObservation"]
 
 
 class PromptObservation(gym.Wrapper[str, str, str, str]):
     """Makes the observation the prompt :class:`PromptBuilder` builds for the current turn.
 
     The wrapper keeps the episode's history itself: after each step it records the
-    observation acted on and :func:`history_action` of the raw action, exactly as
+    observation acted on and :func:`~agentenvs.core.prompts.history_action` of the raw action, exactly as
     ``agents.loop.collector.Collector`` does, and builds the next prompt from the task, that
     history, the env's new observation, ``info["admissible_actions"]`` and the env's
     ``action_format``. A step after the episode ended (an error for an agentenvs env, a no-op

@@ -2,10 +2,8 @@
 
 from agentenvs.core.actions import (
     ACTION_FORMATS,
-    PROJECTORS,
     ActionFormat,
     get_action_format,
-    get_projector,
     render_action,
 )
 from agentenvs.core.env import Outcome, TextEnv
@@ -32,7 +30,6 @@ from agentenvs.core.trajectory import (
 
 __all__ = [
     "ACTION_FORMATS",
-    "PROJECTORS",
     "ActionFormat",
     "ActionSpan",
     "GroupVectorEnv",
@@ -45,7 +42,6 @@ __all__ = [
     "TrajectoryGroup",
     "Turn",
     "get_action_format",
-    "get_projector",
     "make_group_vec",
     "project_raw",
     "project_search_answer",

@@ -148,18 +148,3 @@ def render_action(action: str, action_format: str) -> str:
         ValueError: for an unknown ``action_format``.
     """
     return get_action_format(action_format).render(action)
-
-
-PROJECTORS: MappingProxyType[str, Projector] = MappingProxyType(
-    {name: entry.parse for name, entry in ACTION_FORMATS.items()}
-)
-"""Each format's ``parse``, by name: kept for compatibility (read :data:`ACTION_FORMATS`)."""
-
-
-def get_projector(action_format: str) -> Projector:
-    """The ``parse`` of :func:`get_action_format` ``(action_format)``: kept for compatibility.
-
-    Raises:
-        ValueError: naming the unknown format and the known ones.
-    """
-    return get_action_format(action_format).parse

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import json
 import math
-import warnings
 from collections.abc import Iterable, Iterator
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -200,12 +199,6 @@ class Trajectory:
 
     def __len__(self) -> int:
         return len(self.turns)
-
-    @property
-    def total_reward(self) -> float:
-        """The sum of the turns' env rewards. Deprecated: it is ``score`` (use that)."""
-        warnings.warn("Trajectory.total_reward is deprecated: use Trajectory.score", DeprecationWarning, stacklevel=2)
-        return float(sum(turn.reward for turn in self.turns))
 
     def to_dict(self) -> dict[str, Any]:
         return {

@@ -21,7 +21,6 @@ from agentenvs.searchqa.scripted import ExpertAgent, NoSearchAgent, ScriptedAgen
 
 AGENTS: dict[str, type[ScriptedAgent]] = {
     "expert": ExpertAgent,
-    "oracle": ExpertAgent,  # the expert's old name, still accepted
     "top-title": TopTitleAgent,
     "no-search": NoSearchAgent,
 }

@@ -109,7 +109,3 @@ def play_episodes(env: gym.Env[str, str], agent: ScriptedAgent, *, episodes: int
             )
         )
     return results
-
-
-OracleAgent = ExpertAgent
-"""The old name of :class:`ExpertAgent` (one name for the env's expert in every env), kept for compatibility."""

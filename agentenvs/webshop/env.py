@@ -126,7 +126,7 @@ class WebShopEnv(TextEnv):
         split: ``"train"``, ``"eval"``, ``"test"`` or ``"all"``.
         observation_mode: ``"text"``, ``"text_rich"``, ``"text_compact"`` or ``"html"``.
         max_turns: Steps before truncation.
-        action_format: How raw actions are projected (see :mod:`agentenvs.core.projection`).
+        action_format: How raw actions are projected (see :mod:`agentenvs.core.parsers`).
         generator_seed: Seed of the generated shop, prices and goal price bounds.
         noun_tagger: ``"rules"`` (default) or ``"spacy"`` (needs spaCy and a model).
         show_attrs: Whether item pages offer the ``Attributes`` sub-page.

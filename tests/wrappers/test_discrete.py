@@ -4,8 +4,9 @@ import pytest
 from gymnasium.utils.env_checker import check_env
 
 import agentenvs  # noqa: F401
+from agentenvs.core.actions import render_action
 from agentenvs.core.env import Outcome, TextEnv
-from wrappers.discrete import DiscreteActions, format_action, passage_entities, passage_titles, search_queries
+from wrappers.discrete import DiscreteActions, passage_entities, passage_titles, search_queries
 
 
 def _shop(**kwargs):
@@ -93,8 +94,8 @@ def test_actions_are_written_in_the_envs_action_format():
     _, info = env.reset(seed=0)
     _, _, _, _, info = env.step(1)
     assert info["action_valid"] and info["action"] == "search[green tea]"
-    assert format_action("look", "raw") == "look"
-    assert format_action("<answer>x</answer>", "search_answer") == "<answer>x</answer>"
+    assert render_action("look", "raw") == "look"
+    assert render_action("<answer>x</answer>", "search_answer") == "<answer>x</answer>"
 
 
 def test_candidates_past_max_actions_are_dropped_and_counted():

@@ -2,16 +2,10 @@ import gymnasium as gym
 import pytest
 
 import agentenvs  # noqa: F401
-from agentenvs.core import prompts
 from agentenvs.core.groups import HoldWhenFinished
+from agentenvs.core.prompts import PromptBuilder
 from agentenvs.core.spaces import TextSpace
-from wrappers import prompting
-from wrappers.prompting import PromptBuilder, PromptObservation
-
-
-def test_the_moved_prompt_names_are_re_exported():
-    for name in ("PromptBuilder", "history_action", "HISTORY_RAW_CHARS", "OutputFormat"):
-        assert getattr(prompting, name) is getattr(prompts, name)
+from wrappers.prompting import PromptObservation
 
 
 def _expected_prompts(env_id, kwargs, builder, actions, shown, task_id):

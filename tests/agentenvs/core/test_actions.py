@@ -6,8 +6,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import agentenvs  # noqa: F401  (registers the envs)
-from agentenvs.core import actions, parsers, projection
-from agentenvs.core.actions import ACTION_FORMATS, ActionFormat, get_action_format, get_projector, render_action
+from agentenvs.core import actions
+from agentenvs.core.actions import ACTION_FORMATS, ActionFormat, get_action_format, render_action
 
 FORMAT_NAMES = sorted(ACTION_FORMATS)
 MAX_LENGTH = {"raw": 512, "think_action": 512, "think_action_strict": 512, "search_answer": 2048}
@@ -145,26 +145,19 @@ def test_records_are_complete_and_frozen():
         ACTION_FORMATS["raw"].name = "other"  # type: ignore[misc]
 
 
-def test_the_compatibility_aliases_are_the_registrys_entries():
+def test_the_table_is_the_only_view_of_the_formats():
+    """No second name for the table or its columns: every consumer reads ``ACTION_FORMATS``."""
+    import importlib.util
+
     from wrappers import discrete, prompting
 
-    assert dict(actions.PROJECTORS) == {name: action_format.parse for name, action_format in ACTION_FORMATS.items()}
-    assert projection.PROJECTORS is actions.PROJECTORS and projection.get_projector is get_projector
-    assert projection.Projection is parsers.Projection
-    assert all(get_projector(name) is action_format.parse for name, action_format in ACTION_FORMATS.items())
-    assert discrete.ACTION_FORMATS == tuple(ACTION_FORMATS)
-    assert dict(prompting.FORMAT_INSTRUCTIONS) == {name: f.instruction for name, f in ACTION_FORMATS.items()}
-    assert dict(prompting.STOP_STRINGS) == {name: f.stop_strings for name, f in ACTION_FORMATS.items()}
-    for name, action_format in ACTION_FORMATS.items():
-        assert discrete.format_action("go to desk 1", name) == action_format.render("go to desk 1")
-    assert {name: prompting.output_format_for(name) for name in ACTION_FORMATS} == {
-        "raw": "raw",
-        "think_action": "think_action",
-        "think_action_strict": "think_action",  # the format the old prompt table used for it
-        "search_answer": "search_answer",
-    }
-    with pytest.raises(ValueError, match="'json'"):
-        prompting.output_format_for("json")
+    for module, names in (
+        (actions, ("PROJECTORS", "get_projector")),
+        (prompting, ("FORMAT_INSTRUCTIONS", "STOP_STRINGS", "output_format_for", "PromptBuilder")),
+        (discrete, ("format_action",)),
+    ):
+        assert not [name for name in names if hasattr(module, name) and name in getattr(module, "__all__", [name])]
+    assert importlib.util.find_spec("agentenvs.core.projection") is None
 
 
 @pytest.mark.parametrize("name", ["raw", "think_action", "think_action_strict"])
