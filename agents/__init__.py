@@ -6,19 +6,8 @@
 expert (the warm start for multi-turn RL), and :class:`OpenAIPolicy` evaluates a model served
 behind any OpenAI-compatible endpoint.
 
-The Collector / Policy / Algorithm / Trainer split (see ``docs/interfaces.md``):
-
-- :mod:`agents.policy`: ``TransformersPolicy`` (generate, score) and offline models; ``OpenAIPolicy``
-  (any OpenAI-compatible server, for evaluation and collection without gradients);
-- :mod:`agents.rollout`: the batch every rule reads (``RolloutBatch``: one row per turn);
-- :mod:`agents.algorithms`: credit rules (one registry, one signature) and the policy loss;
-- :mod:`agents.loop`: the collector (groups of envs in lockstep), the trainer (collect → credit →
-  update → evaluate → log → checkpoint) and held-out evaluation; :class:`GRPOAgent` ties them together;
-- :mod:`agents.settings` and :mod:`agents.config`: typed settings, each checked once;
-- :mod:`agents.runs`: checkpoints and credit records; :mod:`agents.reports`: learning curves;
-- :mod:`agents.sft`: behaviour cloning on expert demonstrations (``SFTAgent``, ``SFTConfig``);
-- :mod:`agents.distributed`: Ray rollout workers; :mod:`agents.viewer`: the credit viewer;
-- :mod:`agents.cli`: ``python -m agents`` and the main job's recipes.
+What each subpackage holds is written down once, in the README's *Layout*; the interfaces a new
+policy backend or credit rule plugs into are in ``docs/interfaces.md``.
 
 The OpenAI Agents SDK (``openai-agents``) installs a top-level ``agents`` package too: importing
 this one checks for it and says what to do (:mod:`agents._clash`; keep the two in separate
@@ -41,13 +30,13 @@ except ImportError as error:
     ) from error
 from agents.agent import GRPOAgent, ORSDAgent, TASPOAgent, build_policy
 from agents.algorithms import CREDIT_RULES, CreditContext, CreditRule, make_credit_rule, register_credit_rule
+from agents.collection.collector import Collector
 from agents.config import GRPOConfig
-from agents.loop.collector import Collector
-from agents.loop.trainer import Trainer
 from agents.policy.openai_policy import OpenAIPolicy
 from agents.rollout import RolloutBatch, RolloutRow
 from agents.settings import EnvSettings, LoraSettings, OptimSettings, PromptSettings, RunSettings
 from agents.sft import SFTAgent, SFTConfig
+from agents.training.trainer import Trainer
 
 __all__ = [
     "CREDIT_RULES",

@@ -26,10 +26,10 @@ import torch
 
 import agentenvs  # noqa: F401  (registers the envs)
 from agents.config import GRPOConfig
-from agents.loop.trainer import METRICS_FILE, Trainer
 from agents.policy import TransformersPolicy
 from agents.reports.plotting import plot_learning_curve
 from agents.runs.folders import with_run_folder
+from agents.training.trainer import METRICS_FILE, Trainer
 
 
 def build_policy(model: str | os.PathLike[str], config: GRPOConfig, stop: tuple[str, ...] = ()) -> TransformersPolicy:

@@ -25,10 +25,10 @@ import torch
 
 from agents.algorithms.base import CreditContext, make_credit_rule
 from agents.config import GRPOConfig
-from agents.loop.trainer import Trainer
 from agents.policy import TransformersPolicy
 from agents.policy.models import resolve_model
 from agents.rollout import RolloutBatch, RolloutRow
+from agents.training.trainer import Trainer
 
 PROMPTS = [f"Write a short answer about topic number {i}." for i in range(64)]
 

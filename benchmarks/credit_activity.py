@@ -41,7 +41,7 @@ def main() -> None:
     from agents.agent import build_policy
     from agents.algorithms.base import CreditContext, make_credit_rule
     from agents.cli.quickstart import PRESETS
-    from agents.loop.collector import Collector
+    from agents.collection.collector import Collector
 
     preset = PRESETS[args.preset]
     # No update follows, so no adapter is needed: the model as it is.

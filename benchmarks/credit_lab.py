@@ -354,7 +354,7 @@ def quality(setting: Setting, model: str, records: Path, rules: Sequence[str], l
     import agentenvs  # noqa: F401
     from agents.agent import build_policy
     from agents.algorithms.base import CreditContext, make_credit_rule
-    from agents.loop.collector import Collector
+    from agents.collection.collector import Collector
     from agents.reference import ContinuationRunner
 
     config = dataclasses.replace(rl_config(setting, "grpo", 0, Path("unused"), lab), num_groups=lab.quality_groups)

@@ -32,9 +32,9 @@ import torch
 from agentenvs.core.prompts import PromptBuilder
 from agents.algorithms.base import CreditContext, make_credit_rule
 from agents.config import GRPOConfig
-from agents.loop.trainer import Trainer
 from agents.policy import TransformersPolicy
 from agents.rollout import RolloutBatch, RolloutRow
+from agents.training.trainer import Trainer
 
 # The toy group and LetterHunt-v0 are the test suite's stand-ins (they ship with the tests, not the package).
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))

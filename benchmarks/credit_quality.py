@@ -254,7 +254,7 @@ class Bench:
         """The RL recipe's policy (LoRA adapter fresh, as at RL's step 0), collector and players."""
         from agents.agent import build_policy
         from agents.cli.quickstart import PRESETS
-        from agents.loop.collector import Collector
+        from agents.collection.collector import Collector
         from agents.reference import ContinuationRunner, ExpertPlayer
 
         preset = PRESETS[preset_name]

@@ -38,8 +38,8 @@ import torch
 from agentenvs.testing.machine import cpu_model
 from agents.agent import build_policy
 from agents.cli.quickstart import PRESETS
-from agents.loop.collector import Collector
-from agents.loop.evaluation import held_out_tasks
+from agents.collection.collector import Collector
+from agents.collection.evaluation import held_out_tasks
 from agents.policy.decoding import DynamicDecoder
 from agents.policy.speculation import PromptLookup
 

@@ -66,9 +66,9 @@ import torch
 from agentenvs.testing.machine import cpu_model
 from agents.agent import build_policy
 from agents.config import GRPOConfig
-from agents.loop.trainer import Trainer
 from agents.policy.decoding import DynamicDecoder
 from agents.policy.speculation import PromptLookup
+from agents.training.trainer import Trainer
 
 _TODAY = {  # the quick start's path: prompts shared, passes of 4, a shared start prefilled once
     "rollout_mode": "per_turn",

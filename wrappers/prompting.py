@@ -2,7 +2,7 @@
 
 The wrapped env's observation *is* the prompt an LLM agent sees each turn, built by
 :class:`agentenvs.core.prompts.PromptBuilder` from the task, the history the wrapper
-keeps (as ``agents.loop.collector.Collector`` does) and the env's action format, so other
+keeps (as ``agents.collection.collector.Collector`` does) and the env's action format, so other
 trainers get our prompts without our trainer.
 
 Example:
@@ -35,7 +35,7 @@ class PromptObservation(gym.Wrapper[str, str, str, str]):
 
     The wrapper keeps the episode's history itself: after each step it records the
     observation acted on and :func:`~agentenvs.core.prompts.history_action` of the raw action, exactly as
-    ``agents.loop.collector.Collector`` does, and builds the next prompt from the task, that
+    ``agents.collection.collector.Collector`` does, and builds the next prompt from the task, that
     history, the env's new observation, ``info["admissible_actions"]`` and the env's
     ``action_format``. A step after the episode ended (an error for an agentenvs env, a no-op
     for a member of a group vector env) adds nothing to the history. Infos pass through

@@ -8,7 +8,7 @@ tags; see :mod:`agentenvs.core.actions`). Builders read only the info contract
 (``info["task"]``, ``info["admissible_actions"]``) and the env's ``action_format``,
 so they work with every registered env. They live with the env contract, below
 both ``wrappers`` (``wrappers.PromptObservation`` makes an env's observation the
-prompt) and ``agents`` (``agents.loop.collector.Collector``), which share them.
+prompt) and ``agents`` (``agents.collection.collector.Collector``), which share them.
 
 Example:
     >>> builder = PromptBuilder(history_length=1)

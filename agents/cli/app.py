@@ -142,8 +142,8 @@ def parse(argv: Sequence[str]) -> Command:
 def run_train(args: TrainArgs) -> dict[str, float]:
     """Trains, prints held-out success before and after, writes the learning curve."""
     from agents.agent import GRPOAgent
-    from agents.loop.trainer import METRICS_FILE
     from agents.reports.plotting import read_metrics
+    from agents.training.trainer import METRICS_FILE
 
     agent = GRPOAgent(model=args.model, env=args.env, config=args.config)
     try:
@@ -175,8 +175,8 @@ def run_train(args: TrainArgs) -> dict[str, float]:
 def run_eval(args: EvalArgs) -> dict[str, float]:
     """Evaluates and prints the metrics."""
     from agents.agent import build_policy
-    from agents.loop.trainer import Trainer
     from agents.runs.checkpoint import load_checkpoint
+    from agents.training.trainer import Trainer
 
     if args.endpoint is not None:
         return run_endpoint_eval(args)
@@ -204,8 +204,8 @@ def run_endpoint_eval(args: EvalArgs) -> dict[str, float]:
     """Evaluates a served model (``--endpoint``) with the same prompts, projection and tasks as a local one."""
     import os
 
-    from agents.loop.collector import Collector
-    from agents.loop.evaluation import evaluate_policy
+    from agents.collection.collector import Collector
+    from agents.collection.evaluation import evaluate_policy
     from agents.policy.openai_policy import OpenAIPolicy
 
     config, endpoint = args.config, str(args.endpoint)

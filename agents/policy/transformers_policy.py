@@ -86,7 +86,7 @@ class TransformersPolicy:
         decode_bucket: Static cache widths are rounded up to a multiple of this.
         share_prompts: Prefill each distinct prompt of a batch once and copy its cache to the
             rows that share it (a group's members share their first prompt), and feed it once
-            in the trainer's update too (:meth:`~agents.loop.trainer.Trainer.batch_logprobs`);
+            in the trainer's update too (:meth:`~agents.training.trainer.Trainer.batch_logprobs`);
             same tokens and log-probs. The prefill part needs ``decode="dynamic"`` (a static
             cache keeps its rows).
         prefill_rows: Prefill at most this many prompts a pass, grouped by length, and join

@@ -31,9 +31,8 @@ from typing import Any
 import torch
 
 import agentenvs  # noqa: F401  (registers the envs)
-from agents.loop.collector import Collector
-from agents.loop.evaluation import evaluate_policy, format_evaluation
-from agents.loop.trainer import METRICS_FILE
+from agents.collection.collector import Collector
+from agents.collection.evaluation import evaluate_policy, format_evaluation
 from agents.policy import TransformersPolicy
 from agents.policy.weights import torch_dtype
 from agents.runs.checkpoint import latest_checkpoint, truncate_jsonl
@@ -43,6 +42,7 @@ from agents.runs.resume import check_resume, refuse_fresh_start
 from agents.sft.config import SFTConfig
 from agents.sft.demonstrations import collect_demonstrations
 from agents.sft.trainer import SFTTrainer, tokenize_demonstrations, write_record
+from agents.training.trainer import METRICS_FILE
 
 MODEL_FOLDER = "model"
 """The subfolder of an SFT (or RL) run that holds a loadable Hugging Face model."""

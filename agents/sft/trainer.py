@@ -164,7 +164,7 @@ class SFTTrainer:
         trunk_cache: bool = True,
         checkpoint_state: dict[str, Any] | None = None,
     ) -> None:
-        from agents.loop.trainer import lr_lambda
+        from agents.training.trainer import lr_lambda
 
         if not examples:
             raise ValueError("no demonstrations to train on")

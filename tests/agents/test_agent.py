@@ -7,7 +7,7 @@ import torch
 
 from agents.agent import ORSDAgent, TASPOAgent
 from agents.config import GRPOConfig
-from agents.loop.trainer import CREDIT_EXAMPLES_FILE
+from agents.training.trainer import CREDIT_EXAMPLES_FILE
 from tests.support.privileged import register_letter_hunt
 
 pytestmark = pytest.mark.slow

@@ -175,7 +175,7 @@ then climbs (penalised 0.5, truncated)."""
 def collect_stairs(*, record_snapshots: bool, env_id: str | None = None, success_bonus: float = 0.0) -> Any:
     """One group of three playing :data:`SCRIPT` on ``stairs-2`` (max 2 turns), invalid-action
     penalty 0.5: rows A0, A1, B0, B1, C0, C1."""
-    from agents.loop.collector import Collector
+    from agents.collection.collector import Collector
 
     env_id = env_id or register_stairs()
     collector = Collector(

@@ -75,7 +75,7 @@ def worker_pid(worker) -> int | None:
 
 
 def test_a_restarted_worker_fails_only_its_members_and_serves_the_next_episode():
-    # (a worker that dies while it steps: tests/agents/loop/test_collector_ray.py)
+    # (a worker that dies while it steps: tests/agents/collection/test_collector_ray.py)
     envs = DictInfoToList(
         make_group_vec(
             "tests.support.crashing_env:CrashOnCue-v0", 2, 2, seed=0, vectorization_mode="ray", num_workers=2

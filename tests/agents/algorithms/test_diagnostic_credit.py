@@ -32,8 +32,8 @@ import torch
 import agentenvs  # noqa: F401  (registers the envs)
 from agents.algorithms import TASPOOptions
 from agents.algorithms.base import CreditContext, make_credit_rule
+from agents.collection.collector import Collector
 from agents.config import GRPOConfig
-from agents.loop.collector import Collector
 from agents.policy.generation import Generation
 from agents.reference.continuations import ContinuationRunner
 

@@ -131,7 +131,7 @@ class StubPolicy:
 
 @pytest.mark.parametrize(("env_id", "recorded"), [(ENV_ID, True), ("StairsNoSnapshots-v0", False)])
 def test_the_trainer_records_snapshots_where_the_env_has_them_and_gives_continuations(tmp_path, env_id, recorded):
-    from agents.loop.trainer import Trainer
+    from agents.training.trainer import Trainer
 
     register_stairs()
     trainer = Trainer(StubPolicy(), env_id, dataclasses.replace(config(continuations=2), output_dir=str(tmp_path)))
@@ -143,7 +143,7 @@ def test_the_trainer_records_snapshots_where_the_env_has_them_and_gives_continua
 
 
 def test_the_trainer_refuses_vine_in_conversation_mode(tmp_path):
-    from agents.loop.trainer import Trainer
+    from agents.training.trainer import Trainer
 
     register_stairs()
     settings = dataclasses.replace(config(), output_dir=str(tmp_path), rollout_mode="conversation", decode="dynamic")

@@ -12,8 +12,8 @@ import zlib
 import pytest
 from flask import Response, jsonify
 
-from agents.loop.collector import Collector
-from agents.loop.evaluation import evaluate_policy
+from agents.collection.collector import Collector
+from agents.collection.evaluation import evaluate_policy
 from agents.policy.openai_policy import (
     MAX_CHARS_PER_TOKEN,
     MAX_REPLY_BYTES,

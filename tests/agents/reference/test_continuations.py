@@ -114,7 +114,7 @@ def test_expert_values_by_hand(stairs_batch):
 def test_expert_values_on_searchqa_replayed_from_reset():
     # SearchQA has no snapshots here: every state is replayed from the recorded seed. A search
     # leaves the expert's win in reach (A^E = 0); a wrong answer ends the episode (A^E = -1).
-    from agents.loop.collector import Collector
+    from agents.collection.collector import Collector
     from tests.support.stairs import ScriptedPolicy
 
     policy = ScriptedPolicy([["<search>capital</search>"] * 4, ["<answer>nobody</answer>"] * 4])

@@ -7,7 +7,7 @@ import re
 import pytest
 
 from agentenvs.core.prompts import PromptBuilder
-from agents.loop.collector import Collector
+from agents.collection.collector import Collector
 from agents.policy.transformers_policy import Generation
 from agents.sft.demonstrations import break_action, collect_demonstrations
 

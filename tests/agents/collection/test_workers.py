@@ -9,8 +9,8 @@ import pytest
 import torch
 
 from agents.agent import GRPOAgent
+from agents.collection.collector import Collector
 from agents.config import GRPOConfig
-from agents.loop.collector import Collector
 
 pytestmark = pytest.mark.usefixtures("ray_cluster")
 

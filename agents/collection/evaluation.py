@@ -22,7 +22,7 @@ from typing import Any
 import torch
 
 from agentenvs.core.trajectory import write_jsonl
-from agents.loop.collector import Collector
+from agents.collection.collector import Collector
 
 
 def held_out_tasks(task_ids: Sequence[str], episodes: int) -> list[str]:

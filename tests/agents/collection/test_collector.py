@@ -4,7 +4,7 @@ import pytest
 import torch
 
 from agentenvs.webshop.expert import expert_action
-from agents.loop.collector import Collector
+from agents.collection.collector import Collector
 from agents.policy.transformers_policy import Generation
 
 

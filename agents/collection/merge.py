@@ -1,6 +1,6 @@
 """Shards' collections made one: rows, trajectories and groups renumbered in shard order.
 
-A shard's :class:`~agents.loop.collector.Collection` numbers its groups and trajectories from 0.
+A shard's :class:`~agents.collection.collector.Collection` numbers its groups and trajectories from 0.
 :func:`merge_collections` puts the shards one after the other
 (:meth:`~agents.rollout.RolloutBatch.concatenate`: numbers shifted, tensors padded once to the
 widest shard) and recomputes the summary from the merged batch, so the result is what one
@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from agents.loop.collector import Collection, CollectStats
+from agents.collection.collector import Collection, CollectStats
 from agents.rollout import RolloutBatch
 
 

@@ -35,10 +35,10 @@ import torch
 
 from agents.algorithms.base import CreditContext, CreditResult, make_credit_rule
 from agents.algorithms.loss import policy_loss
+from agents.collection.collector import Collector, TrainingCollector
+from agents.collection.evaluation import evaluate_policy
+from agents.collection.workers import RolloutWorkers
 from agents.config import GRPOConfig
-from agents.distributed.workers import RolloutWorkers
-from agents.loop.collector import Collector, TrainingCollector
-from agents.loop.evaluation import evaluate_policy
 from agents.policy.protocol import Policy
 from agents.reference.continuations import ContinuationRunner
 from agents.reference.starts import env_has_snapshots

@@ -8,7 +8,7 @@ import pytest
 from agentenvs.core.ray_vector import RayVectorEnv
 from agents.agent import build_policy
 from agents.config import GRPOConfig
-from agents.loop.trainer import Trainer
+from agents.training.trainer import Trainer
 
 pytestmark = pytest.mark.usefixtures("ray_cluster")
 

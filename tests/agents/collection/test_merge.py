@@ -6,8 +6,8 @@ import pytest
 import torch
 
 from agentenvs.core.trajectory import Trajectory, TrajectoryGroup, Turn
-from agents.distributed.merge import merge_collections
-from agents.loop.collector import Collection, CollectStats
+from agents.collection.collector import Collection, CollectStats
+from agents.collection.merge import merge_collections
 from agents.rollout import RolloutBatch, RolloutRow
 
 

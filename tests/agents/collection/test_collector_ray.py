@@ -7,7 +7,7 @@ from dataclasses import dataclass
 import pytest
 
 from agentenvs.core.ray_vector import WORKER_ERROR_KEY
-from agents.loop.collector import Collector
+from agents.collection.collector import Collector
 from agents.policy.openai_policy import ServedGeneration
 from tests.support.crashing_env import CRASH
 

@@ -12,9 +12,9 @@ import torch
 from agentenvs.core.registration import env_constructor
 from agents import GRPOAgent, GRPOConfig
 from agents.algorithms.base import CreditResult, CreditRule
-from agents.loop.trainer import lr_lambda
 from agents.runs.credit_record import read_step, recorded_steps
 from agents.settings import EnvSettings
+from agents.training.trainer import lr_lambda
 from tests.support.rules import registered_rule
 
 REPO = Path(__file__).resolve().parents[3]
@@ -26,7 +26,7 @@ RUN_SCRIPT = r"""
 import json, os, signal, sys, torch
 from agents import GRPOAgent, GRPOConfig
 from agents.algorithms.base import CreditResult, CreditRule, register_credit_rule
-from agents.loop.trainer import Trainer
+from agents.training.trainer import Trainer
 
 @register_credit_rule("alternating_sign")
 class AlternatingSign(CreditRule):
@@ -246,7 +246,7 @@ def test_evaluation_uses_the_split_each_env_declares_held_out():
 def _lora_trainer(tmp_path, tiny_model_path, **overrides):
     """A trainer with LoRA on the tiny model's top layer (non-zero weights, so the adapter matters)."""
     from agents.agent import build_policy
-    from agents.loop.trainer import Trainer
+    from agents.training.trainer import Trainer
 
     settings = dict(
         num_groups=2,
@@ -315,7 +315,7 @@ def test_privileged_credit_in_conversation_mode_with_and_without_the_kept_kv(
     tmp_path, tiny_model_path, credit, options
 ):
     from agents.agent import build_policy
-    from agents.loop.trainer import Trainer
+    from agents.training.trainer import Trainer
     from tests.support.privileged import register_letter_hunt
 
     def run(folder, **extra):

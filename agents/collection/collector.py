@@ -118,7 +118,7 @@ class Collection(NamedTuple):
 @runtime_checkable
 class TrainingCollector(Protocol):
     """What the trainer collects with: :class:`Collector` (this process) or
-    :class:`~agents.distributed.workers.RolloutWorkers` (Ray actors with policy copies)."""
+    :class:`~agents.collection.workers.RolloutWorkers` (Ray actors with policy copies)."""
 
     @property
     def task_ids(self) -> Sequence[str]:

@@ -2,12 +2,12 @@
 
 :class:`RolloutWorkers` starts ``num_workers`` Ray actors (:class:`RolloutWorker`). Each builds
 its own policy with the same ``policy_factory`` (the same model and settings as the trainer's)
-and a :class:`~agents.loop.collector.Collector` for its shard of the groups (whole groups, in order:
+and a :class:`~agents.collection.collector.Collector` for its shard of the groups (whole groups, in order:
 :func:`~agentenvs.core.ray_vector.group_shards`). Before a collection the trainer's trainable weights (the LoRA adapter, or
 all weights) are put once in Ray's object store and every worker loads them, so the workers
 sample from the policy being trained. The group seeds are drawn here, as one collector draws
 them, and each shard plays its groups' seeds; the shards' collections are gathered in shard
-order and merged (:func:`~agents.distributed.merge.merge_collections`): greedy decoding gives the
+order and merged (:func:`~agents.collection.merge.merge_collections`): greedy decoding gives the
 batch one process gives (tested, token ids compared). Sampling draws from each worker's
 generator, reseeded per collection from ``sample_seed`` and the worker's index.
 
@@ -34,8 +34,8 @@ import torch
 
 from agentenvs.core.groups import draw_group_seeds
 from agentenvs.core.ray_vector import group_shards, import_ray, stop_actors
-from agents.distributed.merge import merge_collections
-from agents.loop.collector import Collection, Collector
+from agents.collection.collector import Collection, Collector
+from agents.collection.merge import merge_collections
 from agents.policy.protocol import Policy
 
 
@@ -47,7 +47,7 @@ class RolloutWorker:
         env_id: A registered env id.
         num_groups: The shard's groups.
         group_size: Rollouts per group.
-        collector_options: Other :class:`~agents.loop.collector.Collector` arguments (prompt builder, penalty, ...).
+        collector_options: Other :class:`~agents.collection.collector.Collector` arguments (prompt builder, penalty, ...).
     """
 
     def __init__(
@@ -102,7 +102,7 @@ class RolloutWorkers:
         num_gpus: GPUs Ray reserves for each worker (its policy's device must then be ``"cuda"``).
         pad_token_id: Pads the merged batch (the policy's).
         start_timeout_s: How long the workers may take to start (Ray waits for free resources; models load).
-        **collector_options: Other :class:`~agents.loop.collector.Collector` arguments.
+        **collector_options: Other :class:`~agents.collection.collector.Collector` arguments.
     """
 
     def __init__(

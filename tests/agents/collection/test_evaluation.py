@@ -4,8 +4,8 @@ import pytest
 import torch
 
 from agentenvs.core.trajectory import read_jsonl
-from agents.loop.collector import Collector
-from agents.loop.evaluation import evaluate_policy, held_out_tasks
+from agents.collection.collector import Collector
+from agents.collection.evaluation import evaluate_policy, held_out_tasks
 from agents.policy.transformers_policy import Generation
 
 

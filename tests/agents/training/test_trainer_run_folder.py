@@ -9,7 +9,7 @@ import pytest
 from agents import GRPOAgent
 from agents.runs.credit_record import recorded_steps
 from agents.runs.lock import LOCK_FILE, RunLockedError
-from tests.agents.loop.test_trainer import _one_group_config
+from tests.agents.training.test_trainer import _one_group_config
 
 
 def _learn(model, run, steps, **fields):
