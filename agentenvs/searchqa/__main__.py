@@ -8,39 +8,61 @@ Example::
 
 from __future__ import annotations
 
-import argparse
 import statistics
 import sys
 import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Literal
 
 import gymnasium as gym
+import tyro
 
 import agentenvs  # noqa: F401  (registers SearchQA-v0)
 from agentenvs.searchqa.env import SearchQAEnv
 from agentenvs.searchqa.scripted import ExpertAgent, NoSearchAgent, ScriptedAgent, TopTitleAgent, play_episodes
 
+PROG = "python -m agentenvs.searchqa"
 AGENTS: dict[str, type[ScriptedAgent]] = {
     "expert": ExpertAgent,
     "top-title": TopTitleAgent,
     "no-search": NoSearchAgent,
 }
+AgentName = Literal["expert", "top-title", "no-search"]
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m agentenvs.searchqa", description=__doc__.splitlines()[0])
-    commands = parser.add_subparsers(dest="command", required=True)
-    play = commands.add_parser("play", help="play episodes with scripted agents and print EM")
-    play.add_argument("--episodes", type=int, default=100)
-    play.add_argument("--seed", type=int, default=0)
-    play.add_argument("--dataset", choices=["generated", "hotpotqa", "nq"], default="generated")
-    play.add_argument("--data-path", default=None)
-    play.add_argument("--split", choices=["train", "test", "all"], default=None)
-    play.add_argument("--agents", nargs="+", choices=sorted(AGENTS), default=["no-search", "top-title", "expert"])
-    args = parser.parse_args(argv)
+@dataclass
+class PlayArgs:
+    """Play episodes with scripted agents and print EM."""
+
+    episodes: int = 100
+    """Episodes per agent (at least 1)."""
+    seed: int = 0
+    """Seed of the first episode (then +1 per episode)."""
+    dataset: Literal["generated", "hotpotqa", "nq"] = "generated"
+    """The questions: the seeded fictional knowledge base, HotpotQA or NQ files."""
+    data_path: str | None = None
+    """Folder with the dataset's files (None: $AGENTENVS_SEARCHQA_DATA, or the generated one)."""
+    split: Literal["train", "test", "all"] | None = None
+    """Which questions (None: the env's default)."""
+    agents: tuple[AgentName, ...] = ("no-search", "top-title", "expert")
+    """The scripted agents to play, in order."""
+
+
+def parse(argv: Sequence[str]) -> PlayArgs:
+    """Parses ``play [flags]``; a bad flag or value exits with status 2 and the reason."""
+    args = tyro.extras.subcommand_cli_from_dict(
+        {"play": PlayArgs}, prog=PROG, description=__doc__.splitlines()[0], args=list(argv)
+    )
     if args.episodes < 1:
-        parser.error("--episodes must be >= 1")
+        print(f"{PROG} play: error: --episodes must be >= 1, got {args.episodes}", file=sys.stderr)
+        raise SystemExit(2)
+    return args
 
-    kwargs = {"dataset": args.dataset, "data_path": args.data_path}
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = parse(sys.argv[1:] if argv is None else argv)
+    kwargs: dict[str, object] = {"dataset": args.dataset, "data_path": args.data_path}
     if args.split is not None:
         kwargs["split"] = args.split
     env = gym.make("SearchQA-v0", **kwargs)

@@ -2,44 +2,53 @@
 
 from __future__ import annotations
 
-import argparse
 import sys
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import tyro
+
+PROG = "python -m agentenvs.webshop"
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m agentenvs.webshop", description=__doc__)
-    commands = parser.add_subparsers(dest="command", required=True)
-    serve = commands.add_parser("serve", help="start the shop for people at http://HOST:PORT/")
-    serve.add_argument("--host", default="127.0.0.1", help="address to listen on (default: loopback only)")
-    serve.add_argument("--port", type=int, default=3000)
-    serve.add_argument("--num-products", type=int, default=1000, help="size of the generated shop")
-    serve.add_argument("--seed", type=int, default=0, help="seed of the generated shop")
-    serve.add_argument(
-        "--data-path", default=None, help="folder with the official files (instead of the generated shop)"
+@dataclass
+class ServeArgs:
+    """Start the shop for people at http://HOST:PORT/."""
+
+    host: str = "127.0.0.1"
+    """Address to listen on (default: loopback only)."""
+    port: int = 3000
+    """Port to listen on."""
+    num_products: int = 1000
+    """Size of the generated shop."""
+    seed: int = 0
+    """Seed of the generated shop."""
+    data_path: str | None = None
+    """Folder with the official files (instead of the generated shop)."""
+    human_goals: bool = False
+    """With --data-path: use items_human_ins.json."""
+    show_attrs: bool = False
+    """Offer the Attributes sub-page."""
+    max_sessions: int = 10_000
+    """Most sessions held at once."""
+    max_sessions_per_client: int | None = None
+    """Most sessions one client address holds at once (None: half of --max-sessions for a remote
+    address, all of them for a loopback one, which every local client shares)."""
+    session_idle: float | None = None
+    """Seconds after its last request that a session may give way to a new one (None: 30 minutes)."""
+    request_timeout: float | None = None
+    """Seconds a client may stay silent mid-request before it is disconnected (None: 10)."""
+
+
+def parse(argv: Sequence[str]) -> ServeArgs:
+    """Parses ``serve [flags]``; a bad flag or value exits with status 2 and the reason."""
+    return tyro.extras.subcommand_cli_from_dict(
+        {"serve": ServeArgs}, prog=PROG, description=__doc__.splitlines()[0], args=list(argv)
     )
-    serve.add_argument("--human-goals", action="store_true", help="with --data-path: use items_human_ins.json")
-    serve.add_argument("--show-attrs", action="store_true", help="offer the Attributes sub-page")
-    serve.add_argument("--max-sessions", type=int, default=10_000, help="most sessions held at once")
-    serve.add_argument(
-        "--max-sessions-per-client",
-        type=int,
-        default=None,
-        help="most sessions one client address holds at once (default: half of --max-sessions for a remote "
-        "address, all of them for a loopback one, which every local client shares)",
-    )
-    serve.add_argument(
-        "--session-idle",
-        type=float,
-        default=None,
-        help="seconds after its last request that a session may give way to a new one (default: 30 minutes)",
-    )
-    serve.add_argument(
-        "--request-timeout",
-        type=float,
-        default=None,
-        help="seconds a client may stay silent mid-request before it is disconnected (default: 10)",
-    )
-    args = parser.parse_args(argv)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = parse(sys.argv[1:] if argv is None else argv)
 
     from agentenvs.webshop.app import SESSION_IDLE_S, create_app
     from agentenvs.webshop.engine import WebShopEngine
