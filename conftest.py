@@ -22,7 +22,6 @@ _NEEDS = {
     "agentenvs/webshop/app.py": ("flask",),
     "agentenvs/webshop/server.py": ("flask",),
     "agentenvs/testing/shop_routes.py": ("flask",),
-    "agentenvs/webshop/fuzzing.py": ("flask",),
     "wrappers/features.py": ("sklearn",),
 }
 

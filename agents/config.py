@@ -43,6 +43,9 @@ from agentenvs.core.checks import NON_EMPTY, Bounds, require
 from agents.algorithms import CREDIT_RULES, credit_options_of
 from agents.algorithms.grpo import ScaleRewards
 from agents.algorithms.loss import LossType
+from agents.policy.decoding import Decode, check_compile_decode
+from agents.policy.logprobs import Temperature
+from agents.policy.sampler import TopP
 from agents.recipes import rl_settings
 from agents.settings import (
     Count,
@@ -52,7 +55,6 @@ from agents.settings import (
     NonNegative,
     OptimSettings,
     OptionValue,
-    Positive,
     PromptSettings,
     RunSettings,
     Size,
@@ -89,11 +91,11 @@ class GRPOConfig(LoraSettings, OptimSettings, PromptSettings, EnvSettings, RunSe
     """Rollouts per task (G)."""
     max_new_tokens: Count = 128
     """Longest response per turn, in tokens."""
-    temperature: Positive = 1.0
+    temperature: Temperature = 1.0
     """Sampling temperature (log-probs are of the temperature-scaled distribution)."""
-    top_p: Annotated[float, Bounds(0, 1, min_inclusive=False)] = 1.0
+    top_p: TopP = 1.0
     """Nucleus-sampling threshold."""
-    decode: Literal["dynamic", "static"] = "dynamic"
+    decode: Decode = "dynamic"
     """KV cache of the sampling loop: "dynamic" (grows per token) or "static" (fixed shapes)."""
     compile_decode: bool = False
     """torch.compile the static decode step (CUDA graphs on GPU); needs decode="static"."""
@@ -175,13 +177,7 @@ class GRPOConfig(LoraSettings, OptimSettings, PromptSettings, EnvSettings, RunSe
             "0 unless decode='dynamic' (rejected drafts stay in a growing cache as masked columns)",
             self.prompt_lookup_num_tokens,
         )
-        require(
-            not (self.compile_decode and self.decode != "static"),
-            owner,
-            "compile_decode",
-            "False unless decode='static' (the dynamic cache changes shape every step)",
-            self.compile_decode,
-        )
+        check_compile_decode(owner, self.decode, self.compile_decode)
         if self.env_workers is not None:
             require(
                 self.vectorization_mode == "ray",

@@ -38,7 +38,6 @@ def test_the_doctest_collection_rules_name_modules_that_exist():
         "agents/integrations/trl/trainer.py",  # trl: the credit trainer in TRL
         "agentenvs/webshop/app.py",  # Flask: the web extra
         "agentenvs/webshop/server.py",
-        "agentenvs/webshop/fuzzing.py",
         "agentenvs/testing/shop_routes.py",
         "wrappers/features.py",
     }

@@ -62,10 +62,7 @@ def parse(argv: Sequence[str]) -> PlayArgs:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = parse(sys.argv[1:] if argv is None else argv)
-    kwargs: dict[str, object] = {"dataset": args.dataset, "data_path": args.data_path}
-    if args.split is not None:
-        kwargs["split"] = args.split
-    env = gym.make("SearchQA-v0", **kwargs)
+    env = gym.make("SearchQA-v0", dataset=args.dataset, data_path=args.data_path, split=args.split)
     searchqa: SearchQAEnv = env.unwrapped  # type: ignore[assignment]  # gym.make's return type is the generic Env
     print(f"SearchQA-v0 dataset={args.dataset} tasks={len(searchqa.task_ids)} episodes={args.episodes}")
     for name in args.agents:

@@ -21,6 +21,7 @@ from typing import Literal
 
 import torch
 
+from agentenvs.core.checks import check_value
 from agents.algorithms.base import (
     CreditConfig,
     CreditContext,
@@ -33,6 +34,12 @@ from agents.rollout import RolloutBatch
 
 ScaleRewards = Literal["group", "batch", "none"]
 SCALE_REWARDS: tuple[str, ...] = typing.get_args(ScaleRewards)
+
+
+def check_scale_rewards(owner: str, scale_rewards: str) -> str:
+    """``scale_rewards`` if it is one of :data:`SCALE_REWARDS`, else the error naming ``owner`` (the one
+    check of it: ``GRPOConfig`` declares the field as :data:`ScaleRewards`)."""
+    return check_value(owner, "scale_rewards", scale_rewards, ScaleRewards)
 
 
 def group_mean_std(values: torch.Tensor, group_ids: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
@@ -61,8 +68,7 @@ def grpo_advantages(
         scale_rewards: ``"group"``, ``"batch"`` or ``"none"`` (TRL's names).
         eps: Added to the std.
     """
-    if scale_rewards not in SCALE_REWARDS:
-        raise ValueError(f"scale_rewards must be one of {SCALE_REWARDS}, got {scale_rewards!r}")
+    check_scale_rewards("grpo_advantages", scale_rewards)
     if rewards.shape != group_ids.shape or rewards.dim() != 1:
         raise ValueError(f"rewards {tuple(rewards.shape)} and group_ids {tuple(group_ids.shape)} must be equal 1-D")
     mean, std = group_mean_std(rewards, group_ids)

@@ -24,7 +24,7 @@ from __future__ import annotations
 import torch
 
 from agents.algorithms.base import CreditContext, CreditResult, broadcast_to_tokens, register_credit_rule
-from agents.algorithms.grpo import SCALE_REWARDS, GRPOCredit, group_mean_std
+from agents.algorithms.grpo import GRPOCredit, check_scale_rewards, group_mean_std
 from agents.rollout import RolloutBatch
 
 
@@ -42,8 +42,7 @@ def rloo_advantages(
     Raises:
         ValueError: for an unknown ``scale_rewards`` or mismatched shapes.
     """
-    if scale_rewards not in SCALE_REWARDS:
-        raise ValueError(f"scale_rewards must be one of {SCALE_REWARDS}, got {scale_rewards!r}")
+    check_scale_rewards("rloo_advantages", scale_rewards)
     if rewards.shape != group_ids.shape or rewards.dim() != 1:
         raise ValueError(f"rewards {tuple(rewards.shape)} and group_ids {tuple(group_ids.shape)} must be equal 1-D")
     rewards = rewards.float()

@@ -67,7 +67,7 @@ from agents.policy.trunk_precision import resolve_trunk_dtype
 from agents.policy.weights import torch_dtype
 from agents.reports.curves import load_run
 from agents.reports.plotting import plot_runs
-from agents.settings import EnvSettings, PromptSettings
+from agents.settings import EnvSettings, OptionValue, PromptSettings
 from agents.sft import SFTAgent, SFTConfig
 
 AGENTS: dict[str, type[GRPOAgent]] = {"grpo": GRPOAgent, "orsd": ORSDAgent, "taspo": TASPOAgent}
@@ -109,7 +109,7 @@ class Preset:
     output_dir: str = "runs/quickstart"
     minutes: float | None = None
     bf16_minutes: float | None = None
-    race: tuple[tuple[str, dict[str, object]], ...] = ()
+    race: tuple[tuple[str, dict[str, OptionValue]], ...] = ()
 
     def __post_init__(self) -> None:
         if self.agent not in AGENTS:

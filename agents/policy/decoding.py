@@ -27,24 +27,37 @@ from __future__ import annotations
 
 import inspect
 import math
+import typing
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Annotated, Any, Literal, Protocol
 
 import torch
 from transformers.cache_utils import DynamicCache
 
+from agentenvs.core.checks import Bounds, Checked, require
 from agents.policy.growing_cache import growing_cache
 
-DECODERS: tuple[str, ...] = ("dynamic", "static")
+Decode = Literal["dynamic", "static"]
+DECODERS: tuple[str, ...] = typing.get_args(Decode)
+
+
+def check_compile_decode(owner: str, decode: str, compile_decode: bool) -> None:
+    """The one rule between the two: ``compile_decode`` needs the static cache (``GRPOConfig`` and
+    :class:`DecodeSettings` both call this, naming themselves)."""
+    require(
+        not (compile_decode and decode != "static"),
+        owner,
+        "compile_decode",
+        "False unless decode='static' (the dynamic cache changes shape every step)",
+        compile_decode,
+    )
 
 
 @dataclass(frozen=True)
-class DecodeSettings:
-    """How the sampling loop caches keys and values; the one place these settings are checked.
-
-    ``GRPOConfig`` and ``TransformersPolicy`` both build one from their fields of the same
-    names, so a bad value fails at their construction with the field named.
+class DecodeSettings(Checked):
+    """How the sampling loop caches keys and values, checked from the annotations
+    (:mod:`agentenvs.core.checks`) and :func:`check_compile_decode`.
 
     Attributes:
         decode: ``"dynamic"`` (growing cache) or ``"static"`` (preallocated, fixed shapes).
@@ -55,22 +68,15 @@ class DecodeSettings:
         >>> DecodeSettings("dynamic", compile_decode=True)
         Traceback (most recent call last):
         ...
-        ValueError: compile_decode needs decode='static' (the dynamic cache changes shape every step)
+        ValueError: DecodeSettings.compile_decode must be False unless decode='static' (the dynamic cache changes shape every step), got True
     """
 
-    decode: str = "dynamic"
+    decode: Decode = "dynamic"
     compile_decode: bool = False
-    decode_bucket: int = 64
+    decode_bucket: Annotated[int, Bounds(1)] = 64
 
-    def __post_init__(self) -> None:
-        if self.decode not in DECODERS:
-            raise ValueError(f"decode must be one of {DECODERS}, got {self.decode!r}")
-        if not isinstance(self.compile_decode, bool):
-            raise ValueError(f"compile_decode must be True or False, got {self.compile_decode!r}")
-        if self.compile_decode and self.decode != "static":
-            raise ValueError("compile_decode needs decode='static' (the dynamic cache changes shape every step)")
-        if isinstance(self.decode_bucket, bool) or not isinstance(self.decode_bucket, int) or self.decode_bucket < 1:
-            raise ValueError(f"decode_bucket must be an integer >= 1, got {self.decode_bucket!r}")
+    def check_relations(self) -> None:
+        check_compile_decode(type(self).__name__, self.decode, self.compile_decode)
 
 
 def positions_from_mask(attention_mask: torch.Tensor) -> torch.Tensor:

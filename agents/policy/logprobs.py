@@ -13,7 +13,20 @@ Example:
 
 from __future__ import annotations
 
+from typing import Annotated
+
 import torch
+
+from agentenvs.core.checks import Bounds, check_value
+
+Temperature = Annotated[float, Bounds(0, min_inclusive=False)]
+"""A sampling temperature: a finite number > 0 (log-probs are of ``softmax(logits / T)``)."""
+
+
+def check_temperature(owner: str, temperature: float) -> float:
+    """``temperature`` as a float, or the error naming ``owner.temperature``: the one check of it
+    (``SamplingSettings`` and ``GRPOConfig`` declare their field as :data:`Temperature`)."""
+    return check_value(owner, "temperature", temperature, Temperature)
 
 
 def selective_logprobs(
@@ -32,8 +45,7 @@ def selective_logprobs(
     """
     if logits.shape[:-1] != labels.shape:
         raise ValueError(f"logits {tuple(logits.shape)} and labels {tuple(labels.shape)} disagree")
-    if temperature <= 0:
-        raise ValueError(f"temperature must be > 0, got {temperature}")
+    check_temperature("selective_logprobs", temperature)
     flat_logits = logits.reshape(-1, logits.shape[-1])
     flat_labels = labels.reshape(-1, 1)
     pieces = []

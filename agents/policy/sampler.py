@@ -17,7 +17,7 @@ Example:
     >>> SamplingSettings(temperature=0.0)
     Traceback (most recent call last):
     ...
-    ValueError: temperature must be > 0, got 0.0
+    ValueError: SamplingSettings.temperature must be a finite number > 0, got 0.0
     >>> sample_top_p(torch.tensor([[0.5, 0.3, 0.2]]), 0.5, torch.Generator().manual_seed(0)).tolist()
     [0]
 """
@@ -25,24 +25,32 @@ Example:
 from __future__ import annotations
 
 import contextlib
+import typing
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Annotated
 
 import torch
 
+from agentenvs.core.checks import Bounds, check_value
 from agents.policy.caches import RolloutCaches
 from agents.policy.codec import ChatCodec
 from agents.policy.decoding import Decoder, DecodeSettings, DynamicDecoder, length_passes, make_decoder
 from agents.policy.generation import Generation
+from agents.policy.logprobs import Temperature
 from agents.policy.padding import left_pad
 from agents.policy.prompt_cache import common_start_length
 from agents.policy.speculation import PromptLookup, verify_drafts
 from agents.policy.trunk import TrunkRecorder
 
+TopP = Annotated[float, Bounds(0, 1, min_inclusive=False)]
+"""A nucleus-sampling threshold in (0, 1]."""
+
 
 @dataclass(frozen=True)
 class SamplingSettings:
-    """What a sample is drawn from and when it ends; checked once, here.
+    """What a sample is drawn from and when it ends (the numbers checked from their annotations;
+    ``stop`` is any sequence of strings, ``"\\n"`` included).
 
     Attributes:
         temperature: Sampling temperature (log-probs are of ``softmax(logits / T)``).
@@ -51,21 +59,16 @@ class SamplingSettings:
         stop: Strings that end a response (kept in it).
     """
 
-    temperature: float = 1.0
-    top_p: float = 1.0
-    max_new_tokens: int = 128
+    temperature: Temperature = 1.0
+    top_p: TopP = 1.0
+    max_new_tokens: Annotated[int, Bounds(1)] = 128
     stop: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
-        if self.temperature <= 0:
-            raise ValueError(f"temperature must be > 0, got {self.temperature}")
-        if not 0.0 < self.top_p <= 1.0:
-            raise ValueError(f"top_p must be in (0, 1], got {self.top_p}")
-        if self.max_new_tokens < 1:
-            raise ValueError(f"max_new_tokens must be >= 1, got {self.max_new_tokens}")
-        object.__setattr__(self, "temperature", float(self.temperature))
-        object.__setattr__(self, "top_p", float(self.top_p))
-        object.__setattr__(self, "max_new_tokens", int(self.max_new_tokens))
+        owner = type(self).__name__
+        for name in ("temperature", "top_p", "max_new_tokens"):
+            annotation = typing.get_type_hints(type(self), include_extras=True)[name]
+            object.__setattr__(self, name, check_value(owner, name, getattr(self, name), annotation))
         object.__setattr__(self, "stop", tuple(self.stop))
 
 

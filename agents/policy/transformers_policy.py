@@ -37,7 +37,7 @@ import torch
 from agents.policy.caches import RolloutCaches
 from agents.policy.codec import ChatCodec, eos_token_ids
 from agents.policy.conversation import ConversationRollout
-from agents.policy.decoding import Decoder, DecodeSettings
+from agents.policy.decoding import Decode, Decoder, DecodeSettings
 from agents.policy.generation import Generation, char_span_to_token_span
 from agents.policy.models import resolve_model
 from agents.policy.prompt_cache import PromptCacheStore
@@ -122,7 +122,7 @@ class TransformersPolicy:
         cache_dir: str | os.PathLike[str] | None = None,
         seed: int = 0,
         attn_implementation: str = "sdpa",
-        decode: str = "dynamic",
+        decode: Decode = "dynamic",
         compile_decode: bool = False,
         decode_bucket: int = 64,
         share_prompts: bool = True,

@@ -39,6 +39,7 @@ from agents.runs.checkpoint import latest_checkpoint, truncate_jsonl
 from agents.runs.folders import with_run_folder
 from agents.runs.lock import RunLock
 from agents.runs.resume import check_resume, refuse_fresh_start
+from agents.settings import OptimSettings
 from agents.sft.config import SFTConfig
 from agents.sft.demonstrations import collect_demonstrations
 from agents.sft.trainer import SFTTrainer, tokenize_demonstrations, write_record
@@ -134,12 +135,7 @@ class SFTAgent:
             output_dir=output,
             epochs=config.epochs,
             batch_size=config.batch_size,
-            micro_batch_size=config.micro_batch_size,
-            learning_rate=config.learning_rate,
-            weight_decay=config.weight_decay,
-            max_grad_norm=config.max_grad_norm,
-            lr_scheduler_type=config.lr_scheduler_type,
-            warmup_steps=config.warmup_steps,
+            optim=OptimSettings.of(config),
             seed=config.seed,
             progress=config.progress,
             trunk_cache=config.trunk_cache,

@@ -39,7 +39,9 @@ from agents.policy import TransformersPolicy
 from agents.policy.decoding import positions_from_mask
 from agents.policy.trunk import TrunkRecorder, decoder_and_head
 from agents.runs.checkpoint import latest_checkpoint, read_checkpoint, restore_rng_state, rng_state, save_checkpoint
+from agents.settings import OptimSettings
 from agents.sft.demonstrations import Demonstration
+from agents.training.optimizer import adamw, lr_schedule
 
 
 @dataclass(frozen=True)
@@ -139,9 +141,10 @@ class SFTTrainer:
         policy: The policy to train (``temperature`` 1, so log-probs are the model's own).
         examples: The tokenized demonstrations.
         output_dir: Where metrics and checkpoints go.
-        epochs, batch_size, micro_batch_size, learning_rate, weight_decay, max_grad_norm,
-        lr_scheduler_type, warmup_steps, seed, progress, trunk_cache: As in :class:`~agents.sft.config.SFTConfig`
+        epochs, batch_size, seed, progress, trunk_cache: As in :class:`~agents.sft.config.SFTConfig`
             (``trunk_cache`` applies where the policy has a frozen trunk).
+        optim: The optimiser, its schedule, clipping and micro-batches (the config's
+            :class:`~agents.settings.OptimSettings`; :mod:`agents.training.optimizer` builds them).
         checkpoint_state: Extra entries for each checkpoint (config, model name, env).
     """
 
@@ -153,19 +156,12 @@ class SFTTrainer:
         output_dir: str | Path,
         epochs: int,
         batch_size: int,
-        micro_batch_size: int,
-        learning_rate: float,
-        weight_decay: float = 0.0,
-        max_grad_norm: float = 1.0,
-        lr_scheduler_type: str = "constant",
-        warmup_steps: int = 0,
+        optim: OptimSettings,
         seed: int = 0,
         progress: bool = True,
         trunk_cache: bool = True,
         checkpoint_state: dict[str, Any] | None = None,
     ) -> None:
-        from agents.training.trainer import lr_lambda
-
         if not examples:
             raise ValueError("no demonstrations to train on")
         if policy.temperature != 1.0:
@@ -174,17 +170,15 @@ class SFTTrainer:
         self.examples = list(examples)
         self.trunk: list[torch.Tensor] | None = None
         if trunk_cache and policy.trunk_layer is not None:
-            self.trunk = trunk_states(policy, self.examples, batch_size=micro_batch_size, progress=progress)
+            self.trunk = trunk_states(policy, self.examples, batch_size=optim.micro_batch_size, progress=progress)
         self.output_dir = Path(output_dir)
-        self.epochs, self.batch_size, self.micro_batch_size = epochs, batch_size, micro_batch_size
-        self.max_grad_norm = max_grad_norm
+        self.epochs, self.batch_size, self.micro_batch_size = epochs, batch_size, optim.micro_batch_size
+        self.max_grad_norm = optim.max_grad_norm
         self.progress = progress
         self.checkpoint_state = dict(checkpoint_state or {})
         self.steps_per_epoch = math.ceil(len(self.examples) / batch_size)
-        self.optimizer = torch.optim.AdamW(policy.trainable_parameters(), lr=learning_rate, weight_decay=weight_decay)
-        self.scheduler = torch.optim.lr_scheduler.LambdaLR(
-            self.optimizer, lr_lambda(lr_scheduler_type, warmup_steps, self.steps_per_epoch * epochs)
-        )
+        self.optimizer = adamw(policy.trainable_parameters(), optim)
+        self.scheduler = lr_schedule(self.optimizer, optim, self.steps_per_epoch * epochs)
         self.rng = np.random.default_rng(seed)
         self.epoch = 0
         self.optimizer_steps = 0

@@ -56,6 +56,8 @@ from agents.runs.credit_record import RECORD_DIR, credit_records, drop_steps_aft
 from agents.runs.folders import with_run_folder
 from agents.runs.lock import RunLock
 from agents.runs.resume import check_resume, refuse_fresh_start
+from agents.settings import OptimSettings
+from agents.training.optimizer import adamw, lr_schedule
 
 if TYPE_CHECKING:
     from torch.utils.tensorboard import SummaryWriter
@@ -65,20 +67,6 @@ CREDIT_EXAMPLES_FILE = "credit_examples.jsonl"
 """Readable records of what a credit rule based its credit on (rubric bundles, PI)."""
 RUN_RECORDS = (METRICS_FILE, CREDIT_EXAMPLES_FILE, RECORD_DIR, "checkpoints")
 """What a run writes that a fresh start into the same folder would destroy."""
-
-
-def lr_lambda(kind: str, warmup_steps: int, total_steps: int):
-    """The multiplier of the learning rate after ``n`` optimizer steps."""
-
-    def multiplier(n: int) -> float:
-        if warmup_steps and n < warmup_steps:
-            return (n + 1) / warmup_steps
-        if kind == "constant" or total_steps <= warmup_steps:
-            return 1.0
-        progress = min(1.0, (n - warmup_steps) / max(1, total_steps - warmup_steps))
-        return 1.0 - progress if kind == "linear" else 0.5 * (1.0 + math.cos(math.pi * progress))
-
-    return multiplier
 
 
 def split_evenly(items: list[int], sizes: list[int], parts: int) -> list[list[int]]:
@@ -189,9 +177,7 @@ class Trainer:
         self.trunk_cache = config.use_trunk_cache and getattr(policy, "trunk_layer", None) is not None
         if config.trunk_cache and not self.trunk_cache:
             raise ValueError("GRPOConfig.trunk_cache=True, but the policy has no frozen trunk (LoRA on all its layers)")
-        self.optimizer = torch.optim.AdamW(
-            policy.trainable_parameters(), lr=config.learning_rate, weight_decay=config.weight_decay
-        )
+        self.optimizer = adamw(policy.trainable_parameters(), OptimSettings.of(config))
         self.scheduler: torch.optim.lr_scheduler.LambdaLR | None = None
         self.rng = np.random.default_rng(config.seed)
         self.shuffle_generator = torch.Generator().manual_seed(config.seed)
@@ -220,9 +206,7 @@ class Trainer:
         self._lock.acquire()  # before anything in the folder is read or written
         print(f"{type(config).__name__}: this run writes to {self.output_dir}", flush=True)
         updates_per_step = config.num_iterations * config.mini_batches
-        self.scheduler = torch.optim.lr_scheduler.LambdaLR(
-            self.optimizer, lr_lambda(config.lr_scheduler_type, config.warmup_steps, total_steps * updates_per_step)
-        )
+        self.scheduler = lr_schedule(self.optimizer, OptimSettings.of(config), total_steps * updates_per_step)
         metrics_path = self.output_dir / METRICS_FILE
         run = {"model": self.model_name, "env": self.env_id, "config": config.to_dict()}
         if not config.resume:

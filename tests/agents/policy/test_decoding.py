@@ -87,13 +87,13 @@ def test_static_cache_refuses_to_overflow(tiny_model_path):
 
 
 def test_bad_decode_settings_are_named(tiny_model_path):
-    with pytest.raises(ValueError, match="decode must be one of"):
+    with pytest.raises(ValueError, match="DecodeSettings.decode must be one of 'dynamic', 'static', got 'paged'"):
         TransformersPolicy(str(tiny_model_path), decode="paged")
-    with pytest.raises(ValueError, match="compile_decode needs decode='static'"):
+    with pytest.raises(ValueError, match=r"DecodeSettings\.compile_decode must be False unless decode='static'"):
         TransformersPolicy(str(tiny_model_path), compile_decode=True)
     with pytest.raises(ValueError, match="decode_bucket"):
         TransformersPolicy(str(tiny_model_path), decode="static", decode_bucket=0)
-    with pytest.raises(ValueError, match="decode_bucket must be an integer"):
+    with pytest.raises(ValueError, match="DecodeSettings.decode_bucket must be an integer >= 1, got True"):
         DecodeSettings("static", decode_bucket=True)
     assert isinstance(make_decoder(torch.nn.Linear(1, 1)), DynamicDecoder)
     assert make_decoder(torch.nn.Linear(1, 1), DecodeSettings("static", decode_bucket=8)).bucket == 8

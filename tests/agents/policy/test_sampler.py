@@ -1,3 +1,4 @@
+import numpy as np
 import pytest
 import torch
 
@@ -9,10 +10,10 @@ PROMPTS = ["Say hi.", "A longer prompt, so that rows are left-padded."]
 @pytest.mark.parametrize(
     ("settings", "message"),
     [
-        ({"temperature": 0}, "temperature must be > 0, got 0"),
-        ({"top_p": 0.0}, r"top_p must be in \(0, 1\]"),
-        ({"top_p": 1.01}, r"top_p must be in \(0, 1\]"),
-        ({"max_new_tokens": 0}, "max_new_tokens must be >= 1, got 0"),
+        ({"temperature": 0}, r"SamplingSettings\.temperature must be a finite number > 0, got 0"),
+        ({"top_p": 0.0}, r"SamplingSettings\.top_p must be a finite number in \(0, 1\], got 0\.0"),
+        ({"top_p": 1.01}, r"SamplingSettings\.top_p must be a finite number in \(0, 1\]"),
+        ({"max_new_tokens": 0}, r"SamplingSettings\.max_new_tokens must be an integer >= 1, got 0"),
     ],
 )
 def test_bad_sampling_settings_are_named(settings, message):
@@ -21,7 +22,7 @@ def test_bad_sampling_settings_are_named(settings, message):
 
 
 def test_sampling_settings_normalise_their_types():
-    settings = SamplingSettings(temperature=1, top_p=1, max_new_tokens=3.0, stop=["."])  # type: ignore[arg-type]
+    settings = SamplingSettings(temperature=1, top_p=1, max_new_tokens=np.int64(3), stop=["."])  # type: ignore[arg-type]
     assert (settings.temperature, settings.top_p, settings.max_new_tokens, settings.stop) == (1.0, 1.0, 3, (".",))
     assert type(settings.temperature) is float and type(settings.max_new_tokens) is int
 

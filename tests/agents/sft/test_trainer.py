@@ -7,6 +7,7 @@ import torch
 
 from agents.policy import LoraOptions, TransformersPolicy
 from agents.policy.trunk import TrunkRecorder
+from agents.settings import OptimSettings
 from agents.sft.demonstrations import Demonstration
 from agents.sft.trainer import (
     SFTTrainer,
@@ -91,8 +92,7 @@ def test_training_fits_the_demonstrations_and_touches_only_the_adapter(tmp_path,
         output_dir=tmp_path,
         epochs=15,
         batch_size=4,
-        micro_batch_size=2,
-        learning_rate=3e-2,
+        optim=OptimSettings(micro_batch_size=2, learning_rate=3e-2),
         progress=False,
     )
     records = trainer.train()
@@ -110,8 +110,7 @@ def test_training_needs_temperature_one(tiny_model_path, tmp_path):
             output_dir=tmp_path,
             epochs=1,
             batch_size=1,
-            micro_batch_size=1,
-            learning_rate=1e-3,
+            optim=OptimSettings(micro_batch_size=1, learning_rate=1e-3),
         )
 
 
@@ -128,8 +127,7 @@ def test_the_trunk_cache_gives_the_same_losses_and_weights(tmp_path, tiny_model_
             output_dir=tmp_path / str(trunk_cache),
             epochs=2,
             batch_size=3,
-            micro_batch_size=2,
-            learning_rate=1e-2,
+            optim=OptimSettings(micro_batch_size=2, learning_rate=1e-2),
             progress=False,
             trunk_cache=trunk_cache,
         )

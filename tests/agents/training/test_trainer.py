@@ -14,7 +14,6 @@ from agents import GRPOAgent, GRPOConfig
 from agents.algorithms.base import CreditResult, CreditRule
 from agents.runs.credit_record import read_step, recorded_steps
 from agents.settings import EnvSettings
-from agents.training.trainer import lr_lambda
 from tests.support.rules import registered_rule
 
 REPO = Path(__file__).resolve().parents[3]
@@ -220,10 +219,7 @@ def test_trainer_applies_any_registered_rule_and_updates_weights(tmp_path, tiny_
         agent.close()
 
 
-def test_lr_schedules_and_eval_split():
-    assert [lr_lambda("linear", 2, 6)(n) for n in range(6)] == pytest.approx([0.5, 1.0, 1.0, 0.75, 0.5, 0.25])
-    assert lr_lambda("cosine", 0, 4)(2) == pytest.approx(0.5)
-    assert lr_lambda("constant", 0, 4)(3) == 1.0
+def test_the_eval_split():
     assert EnvSettings(max_turns=2).held_out_env_kwargs("SearchQA-v0") == {"max_turns": 2, "split": "test"}
 
 
