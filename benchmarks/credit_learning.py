@@ -21,6 +21,10 @@ Presets:
   decoding). Sized for 2 CPU cores.
 - ``gpu``: one CUDA GPU: larger groups, more steps, more held-out episodes, several processes at
   once; SearchQA-v0 by default, the multi-turn recipe with ``--env WebShop-v0`` / ``ALFWorld-v0``.
+- ``race``: WebShop-v0's option-turn race: the ``multiturn`` warm start and recipe, every evaluation
+  on the tuning set (the test split's 104 one-option goals) every 8 steps, 24 steps (the recipe's 8,
+  then 3x), the rules of ``RACE_ALGORITHMS``; the report adds intervals over seeds, the option turns'
+  accuracy (``benchmarks/option_turns.py``), the paired gain over GRPO and each rule's cost.
 - ``smoke``: seconds, with the tiny random model (checks the script end to end).
 
 Resumable: runs checkpoint every step (multi-turn presets); a rerun with the same arguments skips
@@ -33,12 +37,16 @@ multi-turn envs): ``grpo``, ``rloo`` (the paper's estimator: ``scale_rewards="no
 (verl-agent's defaults), ``orsd``, ``taspo``, ``taspo_token`` (TASPO's token-level ablation:
 ``support_level="token"``), ``orsd_full`` / ``taspo_full`` (the former defaults: the PI after the task
 line and a PI pass over the whole prompt, instead of the fast path on the rollout's prompt KV), and ``orsd_env`` / ``taspo_env`` (the env-PI
-extension, ``env_pi="add"``).
+extension, ``env_pi="add"``), ``vine2`` / ``vine4`` (VinePPO with K = 2 / 4 continuations), and
+``orsd_opt`` / ``taspo_opt`` (the env PI alone, the goal's option values: ``env_pi="replace"``,
+``env_pi_keys="goal_options"``: PI aimed at WebShop's option turn).
 
 Usage:
     python benchmarks/credit_learning.py --preset cpu --seeds 0 1 2 --parallel 2 --threads 1
     python benchmarks/credit_learning.py --preset multiturn --env WebShop-v0 --parallel 2 --threads 1 \
         --output benchmarks/results/credit_multiturn/webshop
+    python benchmarks/credit_learning.py --preset race --env WebShop-v0 --parallel 2 --threads 1 \
+        --output benchmarks/results/credit_race/webshop
     python benchmarks/credit_learning.py --preset gpu --env ALFWorld-v0 --parallel 8 \
         --output benchmarks/results/credit_multiturn_gpu/alfworld
     python benchmarks/credit_learning.py --aggregate-only --output benchmarks/results/credit_learning
@@ -67,6 +75,10 @@ RULES: dict[str, tuple[str, dict[str, object], dict[str, object]]] = {
     "taspo_full": ("taspo", {"placement": "after_task", "reuse_prompt_cache": False}, {}),
     "orsd_env": ("orsd", {"env_pi": "add"}, {}),
     "taspo_env": ("taspo", {"env_pi": "add"}, {}),
+    "vine2": ("vine", {"continuations": 2}, {}),
+    "vine4": ("vine", {"continuations": 4}, {}),
+    "orsd_opt": ("orsd", {"env_pi": "replace", "env_pi_keys": "goal_options"}, {}),
+    "taspo_opt": ("taspo", {"env_pi": "replace", "env_pi_keys": "goal_options"}, {}),
 }
 """Name -> (registered credit rule, its credit_options, other GRPOConfig fields)."""
 PI_RULES = ("orsd", "taspo")
@@ -74,6 +86,19 @@ PI_RULES = ("orsd", "taspo")
 ALGORITHMS = tuple(RULES)
 DEFAULT_ALGORITHMS = ("grpo", "orsd", "taspo")
 MULTITURN_ALGORITHMS = ("grpo", "rloo", "gigpo", "orsd", "taspo", "taspo_token")
+RACE_ALGORITHMS = ("grpo", "gigpo", "vine2", "vine4", "orsd_opt", "taspo_opt")
+RACE_FIELDS: dict[str, Any] = {
+    "eval_env_kwargs": {"split": "test"},
+    "eval_episodes": 104,
+    "eval_every": 8,
+    "save_every": 1,
+    "progress": False,
+}
+"""What ``--preset race`` changes in WebShop-v0's recipe: every evaluation on the tuning set (the test
+split's 104 one-option goals), every 8 steps; 24 steps by default (the recipe's 8, then 3x it: the
+recipe's learning rate is constant and nothing else depends on a run's length, so step 8 measures the recipe's
+budget)."""
+RACE_STEPS = 24
 MULTITURN_RECIPES = {"WebShop-v0": "webshop", "ALFWorld-v0": "alfworld"}
 """Multi-turn env -> the quick-start preset whose warm start and RL recipe the study uses."""
 WARM_START = "warm_start"
@@ -120,6 +145,11 @@ def preset_config(preset: str, env: str, steps: int | None):
     """(model, env, steps, GRPOConfig) of a preset; ORSD/TASPO use their documented default options."""
     from agents.cli.quickstart import PRESETS
 
+    if preset == "race":
+        if env != "WebShop-v0":
+            raise ValueError(f"--preset race is WebShop-v0's (its option turns), got --env {env!r}")
+        recipe = PRESETS["webshop"]
+        return recipe.model, env, steps or RACE_STEPS, dataclasses.replace(recipe.rl, **RACE_FIELDS)
     if env in MULTITURN_RECIPES and preset in ("multiturn", "gpu"):
         recipe = PRESETS[MULTITURN_RECIPES[env]]
         if preset == "multiturn":
@@ -156,7 +186,7 @@ def preset_config(preset: str, env: str, steps: int | None):
 
 def uses_warm_start(args: argparse.Namespace) -> bool:
     """Whether the runs start from the study's own expert warm start (multi-turn env, no ``--model``)."""
-    return args.env in MULTITURN_RECIPES and args.preset in ("multiturn", "gpu") and not args.model
+    return args.env in MULTITURN_RECIPES and args.preset in ("multiturn", "gpu", "race") and not args.model
 
 
 def warm_start_config(args: argparse.Namespace):
@@ -169,6 +199,7 @@ def warm_start_config(args: argparse.Namespace):
     return dataclasses.replace(
         recipe.sft,
         eval_episodes=config.eval_episodes,
+        eval_env_kwargs=config.eval_env_kwargs,
         device=config.device,
         output_dir=str(Path(args.output) / WARM_START),
         resume=True,
@@ -251,6 +282,30 @@ def run_one(algorithm: str, seed: int, args: argparse.Namespace) -> None:
         agent.learn(steps, plot=False, start_evaluation=start_evaluation)
     finally:
         agent.close()
+    if args.preset == "race":
+        save_option_clicks(Path(config.output_dir), config.evaluation_env_kwargs(env))
+
+
+OPTION_CLICKS = "option_clicks.json"
+"""A race run's option clicks per evaluated step (kept: the evaluation trajectories are not committed)."""
+
+
+def save_option_clicks(run_dir: Path, env_kwargs: dict[str, Any]) -> None:
+    """Counts the option clicks of every evaluation ``run_dir`` wrote into ``run_dir/option_clicks.json``."""
+    from option_turns import run_option_clicks, webshop_goal_options
+
+    counts = run_option_clicks(run_dir, webshop_goal_options(env_kwargs))
+    if counts:
+        saved = {str(step): dataclasses.asdict(count) for step, count in sorted(counts.items())}
+        (run_dir / OPTION_CLICKS).write_text(json.dumps(saved, indent=1) + "\n")
+
+
+def load_option_clicks(run_dir: Path) -> dict[int, tuple[int, int]]:
+    """Step -> (option clicks, right ones) saved by :func:`save_option_clicks` ({} if none)."""
+    path = run_dir / OPTION_CLICKS
+    if not path.exists():
+        return {}
+    return {int(step): (count["clicks"], count["right"]) for step, count in json.loads(path.read_text()).items()}
 
 
 def launch(args: argparse.Namespace) -> None:
@@ -259,7 +314,9 @@ def launch(args: argparse.Namespace) -> None:
     output.mkdir(parents=True, exist_ok=True)
     if uses_warm_start(args):
         ensure_warm_start(args)
-    _, _, steps, _ = preset_config(args.preset, args.env, args.steps)
+    _, env, steps, config = preset_config(args.preset, args.env, args.steps)
+    if args.preset == "race" and not (output / WARM_START / OPTION_CLICKS).exists():
+        save_option_clicks(output / WARM_START, config.evaluation_env_kwargs(env))
     jobs = [(algorithm, seed) for seed in args.seeds for algorithm in args.algorithms]
     done = [f"{a}_{s}" for a, s in jobs if is_finished(output / f"{a}_{s}", steps)]
     if done:
@@ -506,6 +563,87 @@ def write_results(path: Path, title: str, generated: list[str], *, script: str =
         path.write_text(f"# {title}\n\n{block}\n", encoding="utf-8")
 
 
+def run_cost(run_dir: Path) -> tuple[float, float]:
+    """(continuation plays, minutes) of one run: VinePPO's extra episodes and the logged step and eval times."""
+    records = read_records(run_dir / "metrics.jsonl")
+    plays = sum(float(r.get("vine/plays", 0.0)) for r in records)
+    seconds = sum(float(r.get(key, 0.0)) for r in records for key in (*TIME_KEYS, "time/eval_s"))
+    return plays, seconds / 60
+
+
+def race_lines(output: Path, summaries: list[RuleSummary], episodes_per_run: int) -> list[str]:
+    """Markdown: the race's success and score by evaluated step (95 % t-intervals over seeds), the option
+    turns' accuracy, the paired success gain over GRPO at the last step, and each rule's cost."""
+    from credit_lab import interval
+
+    def cell(values: list[float], signed: bool = False) -> str:
+        mean, half = interval(values)
+        return f"{mean:+.3f} ± {half:.3f}" if signed else f"{mean:.3f} ± {half:.3f}"
+
+    steps = summaries[0].steps
+    lines = [
+        "### Held-out success and score on the tuning set (mean ± 95 % t-interval over seeds)",
+        "",
+        "| rule | seeds | "
+        + " | ".join(f"success at step {step}" for step in steps[1:])
+        + " | "
+        + " | ".join(f"score at step {step}" for step in steps[1:])
+        + " |",
+        "|---|---|" + "---|" * (2 * (len(steps) - 1)),
+    ]
+    for s in summaries:
+        success = [[s.success[seed][i] for seed in s.seeds] for i in range(1, len(steps))]
+        score = [[s.score[seed][i] for seed in s.seeds] for i in range(1, len(steps))]
+        lines.append(
+            f"| {s.name} | {len(s.seeds)} | "
+            + " | ".join(cell(v) for v in success)
+            + " | "
+            + " | ".join(cell(v) for v in score)
+            + " |"
+        )
+    warm = load_option_clicks(output / WARM_START)
+    start = warm[max(warm)] if warm else None
+    lines += [
+        "",
+        "### Option turns: share of option clicks that pick the goal's value (right / clicks, seeds pooled)",
+        "",
+        "| rule | " + " | ".join(f"step {step}" for step in steps) + " |",
+        "|---|" + "---|" * len(steps),
+    ]
+    for s in summaries:
+        counts = [load_option_clicks(output / f"{s.name}_{seed}") for seed in s.seeds]
+        cells = []
+        for step in steps:
+            pairs = [start] if step == 0 and start else [c[step] for c in counts if step in c]
+            clicks, right = sum(p[0] for p in pairs), sum(p[1] for p in pairs)
+            cells.append(f"{right / clicks:.2f} ({right}/{clicks})" if clicks else "–")
+        lines.append(f"| {s.name} | " + " | ".join(cells) + " |")
+    grpo = next((s for s in summaries if s.name == "grpo"), None)
+    lines += [
+        "",
+        f"### Gain over GRPO and cost (success at step {steps[-1]}, paired by seed; a run's {episodes_per_run} "
+        "training episodes plus VinePPO's continuation plays; minutes of logged step and evaluation time)",
+        "",
+        "| rule | success gain over GRPO | seeds paired | env episodes a run | minutes a run |",
+        "|---|---|---|---|---|",
+    ]
+    for s in summaries:
+        paired = [seed for seed in s.seeds if grpo is not None and seed in grpo.success]
+        gain = (
+            cell([s.success[seed][-1] - grpo.success[seed][-1] for seed in paired], signed=True)
+            if grpo is not None and s is not grpo and paired
+            else "–"
+        )
+        costs = [run_cost(output / f"{s.name}_{seed}") for seed in s.seeds]
+        plays = statistics.mean(c[0] for c in costs)
+        minutes = statistics.mean(c[1] for c in costs)
+        lines.append(
+            f"| {s.name} | {gain} | {len(paired) if s is not grpo else '–'} | {episodes_per_run + plays:.0f} "
+            f"| {minutes:.1f} |"
+        )
+    return lines
+
+
 def aggregate(args: argparse.Namespace) -> None:
     """Curves (PNG), the results table and the examples of every finished run under ``--output``."""
     output = Path(args.output)
@@ -537,6 +675,8 @@ def aggregate(args: argparse.Namespace) -> None:
         "",
         *results_table(summaries),
     ]
+    if args.preset == "race":
+        lines += ["", *race_lines(output, summaries, steps * config.num_groups * config.group_size)]
     if unfinished:
         lines += ["", f"Not finished (left out): {', '.join(unfinished)}."]
     write_results(output / "results.md", f"Learning comparison ({args.preset} preset, {env})", lines)
@@ -546,7 +686,7 @@ def aggregate(args: argparse.Namespace) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--preset", default="cpu", choices=["cpu", "gpu", "smoke", "multiturn"])
+    parser.add_argument("--preset", default="cpu", choices=["cpu", "gpu", "smoke", "multiturn", "race"])
     parser.add_argument("--env", default="SearchQA-v0")
     parser.add_argument("--steps", type=int, default=None, help="training steps (default: the preset's)")
     parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
@@ -572,7 +712,8 @@ def main() -> None:
     parser.add_argument("--worker", nargs=2, metavar=("ALGORITHM", "SEED"), help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.algorithms is None:
-        args.algorithms = list(MULTITURN_ALGORITHMS if args.env in MULTITURN_RECIPES else DEFAULT_ALGORITHMS)
+        by_env = MULTITURN_ALGORITHMS if args.env in MULTITURN_RECIPES else DEFAULT_ALGORITHMS
+        args.algorithms = list(RACE_ALGORITHMS if args.preset == "race" else by_env)
     if args.worker:
         run_one(args.worker[0], int(args.worker[1]), args)
         return

@@ -124,3 +124,40 @@ def test_examples_come_from_the_lowest_seed_that_logged_any(tmp_path):
     assert "## ORSD (seed 1)" in lines and "- step 3, group_id 1" in lines
     assert "  rubric:\n  ```text\n  Process rubric:\n  1. open the drawer\n  ```" in lines
     assert "group_id 2" not in lines
+
+
+def test_race_preset_evaluates_on_the_tuning_set_and_is_webshops():
+    from agents.cli.quickstart import PRESETS
+
+    model, env, steps, config = credit_learning.preset_config("race", "WebShop-v0", None)
+    assert (model, env, steps) == ("smollm2-135m", "WebShop-v0", 3 * PRESETS["webshop"].total_steps)
+    assert config.evaluation_env_kwargs(env)["split"] == "test" and config.eval_episodes == 104
+    assert config.eval_every == 8 and config.lr_scheduler_type == "constant"  # step 8 is the recipe's run
+    assert config.env_kwargs == PRESETS["webshop"].rl.env_kwargs
+    with pytest.raises(ValueError, match="--preset race is WebShop-v0's"):
+        credit_learning.preset_config("race", "ALFWorld-v0", None)
+    assert credit_learning.rule_settings("orsd_opt", None)[1] == {"env_pi": "replace", "env_pi_keys": "goal_options"}
+
+
+def test_race_tables_hand_computed(tmp_path):
+    write_run(tmp_path / "grpo_0", {0: (0.0, 0.2), 1: (0.25, 0.4), 2: (0.5, 0.6)}, 2, credit_s=0.0, update_s=60.0)
+    write_run(tmp_path / "grpo_1", {0: (0.0, 0.2), 1: (0.25, 0.4), 2: (0.25, 0.4)}, 2, credit_s=0.0, update_s=60.0)
+    write_run(tmp_path / "vine2_0", {0: (0.0, 0.2), 1: (0.5, 0.6), 2: (1.0, 1.0)}, 2, credit_s=6.0, update_s=60.0)
+    write_run(tmp_path / "vine2_1", {0: (0.0, 0.2), 1: (0.5, 0.6), 2: (0.75, 0.8)}, 2, credit_s=6.0, update_s=60.0)
+    for seed, right in ((0, 1), (1, 3)):
+        (tmp_path / f"grpo_{seed}" / "option_clicks.json").write_text(json.dumps({"2": {"clicks": 4, "right": right}}))
+    (tmp_path / "warm_start").mkdir()
+    (tmp_path / "warm_start" / "option_clicks.json").write_text(json.dumps({"5": {"clicks": 10, "right": 2}}))
+    metrics = tmp_path / "vine2_0" / "metrics.jsonl"
+    records = [json.loads(line) for line in metrics.read_text().splitlines()]
+    records[1]["vine/plays"] = 30.0  # VinePPO's continuation plays at step 1
+    metrics.write_text("".join(json.dumps(record) + "\n" for record in records))
+    summaries = [credit_learning.summarize(tmp_path, name, [0, 1], 2) for name in ("grpo", "vine2")]
+    lines = credit_learning.race_lines(tmp_path, summaries, episodes_per_run=32)
+    # GRPO at step 2: 0.375 ± t(0.975, 1) · 0.1768 / √2 = 12.706 · 0.125 = 1.588.
+    assert "| grpo | 2 | 0.250 ± 0.000 | 0.375 ± 1.588 | 0.400 ± 0.000 | 0.500 ± 1.271 |" in lines
+    assert "| grpo | 0.20 (2/10) | – | 0.50 (4/8) |" in lines  # step 0 is the warm start's
+    assert "| vine2 | 0.20 (2/10) | – | – |" in lines
+    # Gains 0.5 and 0.5; VinePPO's runs 32 + (30 + 0) / 2 episodes; 2 steps × (10 + 6 + 60) s = 2.5 min.
+    assert "| vine2 | +0.500 ± 0.000 | 2 | 47 | 2.5 |" in lines
+    assert "| grpo | – | – | 32 | 2.3 |" in lines  # 2 × (10 + 60) s
