@@ -533,8 +533,8 @@ def write_results(path: Path, title: str, generated: list[str], *, script: str =
     """Writes the generated tables into ``results.md`` between its markers, keeping the text around them.
 
     A study's ``results.md`` also holds its hand-written setting, command and reading; a rerun of
-    the aggregate refreshes the tables and leaves those alone. A file without both markers (or no
-    file) is written afresh: a title, then the block.
+    the aggregate refreshes the tables and leaves those alone. A file without both markers keeps
+    its text and gets the block appended; no file gets a title, then the block.
 
     Example:
         >>> import tempfile
@@ -559,6 +559,8 @@ def write_results(path: Path, title: str, generated: list[str], *, script: str =
         before, rest = text.split(begin, 1)
         after = rest.split(end, 1)[1]
         path.write_text(before + block + after, encoding="utf-8")
+    elif text.strip():
+        path.write_text(f"{text.rstrip()}\n\n{block}\n", encoding="utf-8")
     else:
         path.write_text(f"# {title}\n\n{block}\n", encoding="utf-8")
 

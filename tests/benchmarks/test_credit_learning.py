@@ -96,7 +96,10 @@ def test_aggregate_rewrites_only_the_marked_block_of_results_md(tmp_path):
     assert path.read_text() == (
         f"# WebShop study\n\nThe command.\n\n{begin}\n| new |\n\n- activity\n{end}\n\n## Reading\n\nNo rule wins.\n"
     )
-    path.write_text(f"# Learning comparison\n\n| an older, unmarked file |\n{end}\n")  # no begin marker: afresh
+    path.write_text("# WebShop race\n\n## Results\n\nNot run yet.\n")  # no markers: kept, the block appended
+    credit_learning.write_results(path, "Learning comparison", ["| new |"])
+    assert path.read_text() == f"# WebShop race\n\n## Results\n\nNot run yet.\n\n{begin}\n| new |\n{end}\n"
+    path.unlink()
     credit_learning.write_results(path, "Learning comparison", ["| new |"])
     assert path.read_text() == f"# Learning comparison\n\n{begin}\n| new |\n{end}\n"
 
