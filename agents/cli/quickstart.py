@@ -94,7 +94,8 @@ class Preset:
             ``bf16_minutes``, measured on the slowest machine of this kind (an AMD EPYC without
             bf16 units).
         bf16_minutes: The same with the trunk in bf16, which ``trunk_dtype="auto"`` picks on a
-            CPU with bf16 units (announced there; None: not measured).
+            CPU with bf16 units (announced there; None: not measured). Measured alone (no
+            ``minutes``), a CPU without bf16 units is told it runs longer than this.
         race: Credit rules raced from the one warm start, each ``(credit, credit_options)``: one RL
             run per rule, ``rl`` with that rule (``agent`` unused), in ``rl-<credit>/``. Empty: one
             RL run with ``agent``, in ``rl/``.
@@ -186,6 +187,7 @@ PRESETS: dict[str, Preset] = {
         total_steps=16,
         race=(("grpo", {}), ("vine", {"continuations": 2})),
         output_dir="runs/quickstart-credit-lab",
+        bf16_minutes=11,
     ),
     "searchqa": Preset(
         env="SearchQA-v0",
@@ -205,18 +207,21 @@ def _evaluation(record: dict[str, Any]) -> dict[str, float]:
 
 def _announced_time(preset: Preset) -> str:
     """The first lines' time estimate: the one measured with the trunk dtype this machine runs."""
-    if preset.minutes is None:
-        return ""
     slower = "up to ~2.9x that on a slower machine"
     rl = preset.rl
     if preset.bf16_minutes is None or rl.trunk_dtype is None:  # LoraSettings checked that a trunk_dtype has a trunk
-        return f"about {preset.minutes:g} min on 2 idle CPU cores ({slower}); "
+        return "" if preset.minutes is None else f"about {preset.minutes:g} min on 2 idle CPU cores ({slower}); "
     here = torch.device(rl.device)
     bf16 = resolve_trunk_dtype(rl.trunk_dtype, dtype=torch_dtype(rl.dtype), device=here, has_trunk=True)
     if bf16 == torch.bfloat16:
         return (
             f"about {preset.bf16_minutes:g} min on 2 idle CPU cores with bf16 units (the frozen layers run in bf16 "
             f"here; {slower}); "
+        )
+    if preset.minutes is None:
+        return (
+            f"about {preset.bf16_minutes:g} min on 2 idle CPU cores with bf16 units, longer here (the frozen layers "
+            "run in float32 on this CPU; not measured); "
         )
     return (
         f"about {preset.minutes:g} min on 2 idle CPU cores without bf16 units (the frozen layers run in float32 "

@@ -119,6 +119,8 @@ def test_the_announced_time_is_the_one_measured_with_this_cpus_trunk_dtype(monke
     monkeypatch.setattr(trunk_precision, "cpu_has_bf16_units", lambda: units)
     assert announced in describe(PRESETS["webshop"])
     assert "about 6 min on 2 idle CPU cores (up to" in describe(PRESETS["searchqa"])  # no trunk dtype to resolve
+    lab = describe(PRESETS["credit-lab"])  # measured with bf16 units only
+    assert ("about 11 min on 2 idle CPU cores with bf16 units" in lab) and (("longer here" in lab) != units)
 
 
 @pytest.mark.parametrize("name", sorted(PRESETS))
