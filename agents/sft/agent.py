@@ -11,8 +11,8 @@ warm-started model, not the original one.
 
 Files in ``output_dir``: ``config.json`` (``kind: "sft"``, model, env, config),
 ``metrics.jsonl`` (one record per optimizer step; ``eval/*`` before, if evaluated, and after),
-``demonstrations.jsonl`` (the expert turns trained on), ``checkpoints/`` (one per epoch,
-for ``resume``), ``trajectories/`` (the evaluation episodes) and ``model/``.
+``demonstrations.jsonl`` (the turns trained on: the expert's, then ``demonstrations_path``'s),
+``checkpoints/`` (one per epoch, for ``resume``), ``trajectories/`` (the evaluation episodes) and ``model/``.
 
 Example:
     >>> agent = SFTAgent("tiny-random-qwen3", "SearchQA-v0", SFTConfig(expert_episodes=4))  # doctest: +SKIP
@@ -41,7 +41,7 @@ from agents.runs.lock import RunLock
 from agents.runs.resume import check_resume, refuse_fresh_start
 from agents.settings import OptimSettings
 from agents.sft.config import SFTConfig
-from agents.sft.demonstrations import collect_demonstrations
+from agents.sft.demonstrations import collect_demonstrations, read_demonstrations
 from agents.sft.trainer import SFTTrainer, tokenize_demonstrations, write_record
 from agents.training.trainer import METRICS_FILE
 
@@ -69,6 +69,8 @@ class SFTAgent:
         self.env_id = env
         config = self.config
         config.check_env(env)  # before the model loads: a misspelt env keyword fails in a second
+        path = config.demonstrations_path
+        self.file_demonstrations = [] if path is None else read_demonstrations(path)
         self.prompt_builder = config.prompt_builder()
         self.env_kwargs = config.env_kwargs_with_limit()
         self.eval_env_kwargs = config.evaluation_env_kwargs(env)
@@ -121,12 +123,13 @@ class SFTAgent:
             invalid_action_rate=config.invalid_action_rate,
             seed=config.seed,
         )
+        demonstrations += self.file_demonstrations
         stop = self.prompt_builder.stop_strings(self._action_format())
         examples = tokenize_demonstrations(self.policy, demonstrations, stop=stop)
         print(
             f"SFT: {demo_stats.episodes} expert episodes (expert success {demo_stats.success_rate:.2f}) gave "
             f"{demo_stats.demonstrations} turns to clone ({demo_stats.broken_turns} broken ones shown, not "
-            f"trained on); {config.epochs} epochs of {-(-len(examples) // config.batch_size)} steps",
+            f"trained on){self._file_note()}; {config.epochs} epochs of {-(-len(examples) // config.batch_size)} steps",
             flush=True,
         )
         trainer = SFTTrainer(
@@ -206,6 +209,10 @@ class SFTAgent:
             model = copy.deepcopy(model).merge_and_unload().to(torch_dtype(self.config.dtype))
         model.save_pretrained(str(folder))
         self.policy.tokenizer.save_pretrained(str(folder))
+
+    def _file_note(self) -> str:
+        count = len(self.file_demonstrations)
+        return f", and {count} more from {self.config.demonstrations_path}" if count else ""
 
     def _action_format(self) -> str:
         import gymnasium as gym

@@ -51,6 +51,11 @@ class SFTConfig(LoraSettings, OptimSettings, PromptSettings, EnvSettings, RunSet
     """Expert episodes played on the training split (each gives one example per expert turn)."""
     invalid_action_rate: Annotated[float, Bounds(0.0, 1.0, max_inclusive=False)] = 0.0
     """Chance per expert turn of a broken action first (its feedback then sits in the prompt)."""
+    demonstrations_path: Annotated[str | None, NON_EMPTY] = None
+    """A JSONL file of further demonstrations, cloned beside the expert's: one object a line with
+    a ``prompt`` and a ``response`` string (``task_id`` and ``turn_index`` optional), as a run's
+    ``demonstrations.jsonl`` holds (None: the expert's alone). Read, and checked, before the model
+    loads."""
     # -- optimisation (SFT defaults of shared fields, then SFT's own) ----------------------
     learning_rate: NonNegative = 2e-4
     """AdamW learning rate."""

@@ -22,8 +22,10 @@ Example:
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import gymnasium as gym
@@ -151,3 +153,50 @@ def collect_demonstrations(
         env.close()
     stats = DemonstrationStats(len(chosen), len(demonstrations), broken, wins / len(chosen))
     return demonstrations, stats
+
+
+def read_demonstrations(path: str | Path) -> list[Demonstration]:
+    """The demonstrations of a JSONL file (what ``demonstrations.jsonl`` holds; JSON only, never a pickle).
+
+    Each non-blank line is an object with ``prompt`` and ``response`` strings; ``task_id``
+    (default ``""``) and ``turn_index`` (default 0) are optional.
+
+    >>> import tempfile
+    >>> path = Path(tempfile.mkdtemp()) / "demos.jsonl"
+    >>> _ = path.write_text('{"prompt": "Goal: red", "response": "click[red]"}\\n')
+    >>> read_demonstrations(path)
+    [Demonstration(prompt='Goal: red', response='click[red]', task_id='', turn_index=0)]
+    >>> _ = path.write_text('{"prompt": "Goal: red"}\\n')
+    >>> read_demonstrations(path)
+    Traceback (most recent call last):
+    ...
+    ValueError: ... line 1: a demonstration needs "prompt" and "response" strings, got keys ['prompt']
+
+    Raises:
+        ValueError: naming the file and line of a malformed demonstration, or a file without any.
+        FileNotFoundError: when ``path`` does not exist.
+    """
+    path = Path(path)
+    demonstrations = []
+    with open(path, encoding="utf-8") as handle:
+        for number, line in enumerate(handle, start=1):
+            if not line.strip():
+                continue
+            try:
+                row = json.loads(line)
+            except json.JSONDecodeError as error:
+                raise ValueError(f"{path} line {number}: not JSON ({error.msg})") from None
+            if not isinstance(row, dict) or not all(isinstance(row.get(key), str) for key in ("prompt", "response")):
+                keys = sorted(row) if isinstance(row, dict) else type(row).__name__
+                raise ValueError(
+                    f'{path} line {number}: a demonstration needs "prompt" and "response" strings, got keys {keys}'
+                )
+            turn_index = row.get("turn_index", 0)
+            if isinstance(turn_index, bool) or not isinstance(turn_index, int) or turn_index < 0:
+                raise ValueError(f"{path} line {number}: turn_index must be an integer >= 0, got {turn_index!r}")
+            demonstrations.append(
+                Demonstration(row["prompt"], row["response"], str(row.get("task_id", "")), turn_index)
+            )
+    if not demonstrations:
+        raise ValueError(f"{path} holds no demonstrations")
+    return demonstrations

@@ -95,3 +95,20 @@ def test_a_resumed_sft_run_ends_where_an_uninterrupted_one_does(tmp_path, tiny_m
     records = [json.loads(line) for line in (tmp_path / "b" / "sft" / "metrics.jsonl").read_text().splitlines()]
     steps = [r["step"] for r in records if "train/loss" in r]
     assert steps == list(range(1, len(steps) + 1))  # each optimizer step logged once across the resume
+
+
+def test_a_demonstrations_file_is_cloned_beside_the_experts_turns(tmp_path, tiny_model_path):
+    extra = [{"prompt": f"Instruction: say {word}", "response": f"<answer>{word}</answer>"} for word in ("red", "blue")]
+    path = tmp_path / "extra.jsonl"
+    path.write_text("".join(json.dumps(row) + "\n" for row in extra))
+    config = sft_config(tmp_path, eval_episodes=0, demonstrations_path=str(path))
+    SFTAgent(str(tiny_model_path), "SearchQA-v0", config).learn()
+    expert = sft_config(tmp_path / "expert", eval_episodes=0)
+    SFTAgent(str(tiny_model_path), "SearchQA-v0", expert).learn()
+    written = [json.loads(line) for line in (tmp_path / "sft" / "demonstrations.jsonl").read_text().splitlines()]
+    alone = [
+        json.loads(line) for line in (tmp_path / "expert" / "sft" / "demonstrations.jsonl").read_text().splitlines()
+    ]
+    assert written[: len(alone)] == alone and [(r["prompt"], r["response"]) for r in written[len(alone) :]] == [
+        (row["prompt"], row["response"]) for row in extra
+    ]

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+import json
 import re
 
 import pytest
@@ -9,7 +11,8 @@ import pytest
 from agentenvs.core.prompts import PromptBuilder
 from agents.collection.collector import Collector
 from agents.policy.transformers_policy import Generation
-from agents.sft.demonstrations import break_action, collect_demonstrations
+from agents.sft import SFTAgent, SFTConfig
+from agents.sft.demonstrations import break_action, collect_demonstrations, read_demonstrations
 
 BUILDER = PromptBuilder(history_length=3, history_observations=False)
 
@@ -88,3 +91,39 @@ def test_break_action_makes_an_invalid_action_for_each_env_language():
 def test_bad_arguments_are_named(kwargs, message):
     with pytest.raises(ValueError, match=message):
         collect_demonstrations("SearchQA-v0", prompt_builder=BUILDER, **kwargs)
+
+
+def test_a_runs_demonstrations_file_reads_back_as_the_demonstrations_it_wrote(tmp_path):
+    demonstrations, _ = collect_demonstrations("WebShop-v0", episodes=2, prompt_builder=BUILDER)
+    path = tmp_path / "demonstrations.jsonl"  # written as SFTAgent writes it
+    path.write_text("".join(json.dumps(dataclasses.asdict(d)) + "\n" for d in demonstrations) + "\n")
+    assert read_demonstrations(path) == demonstrations
+
+
+@pytest.mark.parametrize(
+    ("text", "error"),
+    [
+        ('{"prompt": "p", "response": "r"}\nnot json\n', "line 2: not JSON"),
+        ('{"prompt": "p"}\n', 'line 1: a demonstration needs "prompt" and "response" strings'),
+        ('{"prompt": 3, "response": "r"}\n', 'line 1: a demonstration needs "prompt" and "response" strings'),
+        ('["p", "r"]\n', "got keys list"),
+        ('{"prompt": "p", "response": "r", "turn_index": -1}\n', "line 1: turn_index must be an integer >= 0"),
+        ("\n\n", "holds no demonstrations"),
+    ],
+)
+def test_a_malformed_demonstrations_file_is_refused_naming_its_line(tmp_path, text, error):
+    path = tmp_path / "demos.jsonl"
+    path.write_text(text)
+    with pytest.raises(ValueError, match=re.escape(error)):
+        read_demonstrations(path)
+
+
+def test_sft_agent_reads_its_demonstrations_file_before_the_model_loads(tmp_path):
+    path = tmp_path / "demos.jsonl"
+    path.write_text('{"prompt": "p"}\n')
+    config = SFTConfig(demonstrations_path=str(path), output_dir=str(tmp_path / "run"))
+    with pytest.raises(ValueError, match="line 1"):  # a model that does not exist is never reached
+        SFTAgent("no-such-model", "WebShop-v0", config)
+    with pytest.raises(FileNotFoundError):
+        missing = dataclasses.replace(config, demonstrations_path=str(tmp_path / "missing.jsonl"))
+        SFTAgent("no-such-model", "WebShop-v0", missing)
