@@ -20,6 +20,7 @@ import argparse
 import ast
 import collections
 import json
+from typing import Any
 
 import torch
 
@@ -67,6 +68,63 @@ def response_logprobs(
     return rows
 
 
+def score_turns(agent: SFTAgent, demonstrations: list[Demonstration], stop: list[str]) -> dict[str, Any]:
+    """The per-kind table and the option-turn rankings (the module docstring's figures) of ``agent``.
+
+    Returns ``{"kinds": {kind: {"turns", "nll", "greedy_exact"}}, "options": {...}}``; ``options``
+    holds the option turns' count, the shares ``buy_first``, ``expert_first`` and
+    ``expert_best_value`` (the expert's value outranks the other values), ``chance`` (the mean of
+    1 / values offered: what picking a value at random gets), and the mean probabilities
+    ``p_buy``, ``p_expert`` and ``p_any_value``.
+    """
+    table: dict[str, list[float]] = collections.defaultdict(lambda: [0, 0.0, 0])
+    for demonstration, (logprobs, greedy) in zip(
+        demonstrations, response_logprobs(agent, demonstrations, stop), strict=True
+    ):
+        counts = table[turn_kind(demonstration)]
+        counts[0] += 1
+        counts[1] += float(-logprobs.sum())
+        counts[2] += bool(greedy.all())
+    kinds = {
+        kind: {"turns": int(turns), "nll": nll / turns, "greedy_exact": exact / turns}
+        for kind, (turns, nll, exact) in sorted(table.items())
+    }
+    options: collections.Counter[str] = collections.Counter()
+    probabilities = []
+    chances = []
+    for demonstration in demonstrations:
+        if turn_kind(demonstration) != "option":
+            continue
+        listed = demonstration.prompt.split("Admissible actions: ")[-1].split("\n")[0]
+        candidates = [action for action in ast.literal_eval(listed) if action not in NOT_OPTIONS]
+        scored = [Demonstration(demonstration.prompt, action, demonstration.task_id, 0) for action in candidates]
+        sequence = torch.stack([logprobs.sum() for logprobs, _ in response_logprobs(agent, scored, stop)])
+        buy, gold = candidates.index(BUY), candidates.index(demonstration.response)
+        values = [i for i in range(len(candidates)) if i != buy]
+        options["buy_first"] += int(sequence.argmax()) == buy
+        options["expert_first"] += int(sequence.argmax()) == gold
+        options["expert_best_value"] += max(values, key=lambda i: float(sequence[i])) == gold
+        chances.append(1 / len(values))
+        probabilities.append(
+            [float(sequence[buy].exp()), float(sequence[gold].exp()), float(sequence[values].exp().sum())]
+        )
+    turns = len(chances)
+    means = torch.tensor(probabilities).mean(0).tolist() if probabilities else [0.0, 0.0, 0.0]
+    shares = {key: options[key] / max(turns, 1) for key in ("buy_first", "expert_first", "expert_best_value")}
+    return {
+        "kinds": kinds,
+        "options": {
+            "turns": turns,
+            **shares,
+            "expert_best_value_count": options["expert_best_value"],
+            "chance": sum(chances) / max(turns, 1),
+            "p_buy": means[0],
+            "p_expert": means[1],
+            "p_any_value": means[2],
+        },
+    }
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("warm_start", help="the quick start's sft folder (or any model)")
@@ -83,44 +141,11 @@ def main() -> None:
         env_kwargs={**agent.env_kwargs, "split": "test"},
         seed=args.seed,
     )
-    table: dict[str, list[float]] = collections.defaultdict(lambda: [0, 0.0, 0])
-    for demonstration, (logprobs, greedy) in zip(
-        demonstrations, response_logprobs(agent, demonstrations, stop), strict=True
-    ):
-        counts = table[turn_kind(demonstration)]
-        counts[0] += 1
-        counts[1] += float(-logprobs.sum())
-        counts[2] += bool(greedy.all())
+    scores = score_turns(agent, demonstrations, stop)
     print("| turn kind | turns | NLL per turn | greedy exact |\n|---|---|---|---|")
-    for kind, (turns, nll, exact) in sorted(table.items()):
-        print(f"| {kind} | {turns} | {nll / turns:.3f} | {exact / turns:.2f} |")
-
-    options = collections.Counter()
-    probabilities = []
-    for demonstration in demonstrations:
-        if turn_kind(demonstration) != "option":
-            continue
-        listed = demonstration.prompt.split("Admissible actions: ")[-1].split("\n")[0]
-        candidates = [action for action in ast.literal_eval(listed) if action not in NOT_OPTIONS]
-        scored = [Demonstration(demonstration.prompt, action, demonstration.task_id, 0) for action in candidates]
-        sequence = torch.stack([logprobs.sum() for logprobs, _ in response_logprobs(agent, scored, stop)])
-        buy, gold = candidates.index(BUY), candidates.index(demonstration.response)
-        values = [i for i in range(len(candidates)) if i != buy]
-        options["turns"] += 1
-        options["buy ranked first"] += int(sequence.argmax()) == buy
-        options["expert's value ranked first"] += int(sequence.argmax()) == gold
-        options["expert's value the best-ranked value"] += max(values, key=lambda i: float(sequence[i])) == gold
-        probabilities.append(
-            [float(sequence[buy].exp()), float(sequence[gold].exp()), float(sequence[values].exp().sum())]
-        )
-    turns = max(options.pop("turns", 0), 1)
-    print(json.dumps({key: round(count / turns, 2) for key, count in options.items()}))
-    means = torch.tensor(probabilities).mean(0).tolist() if probabilities else [0.0, 0.0, 0.0]
-    print(
-        json.dumps(
-            {"P(buy)": round(means[0], 2), "P(expert's value)": round(means[1], 2), "P(any value)": round(means[2], 2)}
-        )
-    )
+    for kind, row in scores["kinds"].items():
+        print(f"| {kind} | {row['turns']} | {row['nll']:.3f} | {row['greedy_exact']:.2f} |")
+    print(json.dumps({key: round(value, 2) for key, value in scores["options"].items()}))
 
 
 if __name__ == "__main__":

@@ -1,0 +1,53 @@
+"""The option warm-start study: its option turns are the expert's right clicks, its decision the pre-registered one."""
+
+import sys
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
+import option_warm_start  # noqa: E402
+from option_turns import webshop_goal_options  # noqa: E402
+from warm_start_turns import turn_kind  # noqa: E402
+
+from agents.sft import SFTConfig  # noqa: E402
+
+
+def test_further_option_turns_are_the_experts_right_clicks_one_goal_each_from_the_training_splits():
+    config = SFTConfig.for_env("WebShop-v0")
+    demonstrations, sources = option_warm_start.option_turn_demonstrations(40, config)
+    assert len(demonstrations) == 40 and all(turn_kind(d) == "option" for d in demonstrations)
+    assert sources == [{"generator_seed": 0, "goals_played": 64}]  # one chunk of the recipe's shop
+    wanted = webshop_goal_options(config.env_kwargs_with_limit())
+    for demonstration in demonstrations:
+        value = demonstration.response.removeprefix("click[").removesuffix("]").lower()
+        assert value in {v.lower() for v in wanted(demonstration.task_id)}
+    assert len({d.task_id for d in demonstrations}) == 40  # each goal once (one option a goal)
+    # More than the recipe's shop holds: the next generated shop's training split follows.
+    more, sources = option_warm_start.option_turn_demonstrations(250, config)
+    assert len(more) == 250 and [s["generator_seed"] for s in sources] == [0, 1]
+    assert more[:40] == demonstrations
+
+
+def record(count, seconds, best, turns=80, chance=0.4):
+    options = {"turns": turns, "expert_best_value_count": best, "chance": chance}
+    return {"count": count, "sft_seconds": seconds, "turns": {"options": options}}
+
+
+@pytest.mark.parametrize(
+    ("records", "answer"),
+    [
+        # 44 of 80 is 0.55, Wilson [0.44, 0.65]: above chance 0.40, and 100 s more than N = 0.
+        ([record(0, 100, 32), record(128, 200, 44)], "N = 128 lifts the choice clearly above chance within"),
+        # 40 of 80 is 0.50 with the interval [0.39, 0.61]: not clearly above 0.40.
+        ([record(0, 100, 32), record(128, 200, 40)], "no count in [0, 128] lifts"),
+        # Lifted only at a cost above the stage's 150 s allowance.
+        (
+            [record(0, 100, 32), record(128, 200, 40), record(512, 400, 60)],
+            "N = 512 lifts it, but its SFT stage takes 300 s more",
+        ),
+        ([record(128, 200, 60)], "not measured yet"),
+    ],
+)
+def test_the_decision_is_the_pre_registered_rule(records, answer):
+    assert answer in option_warm_start.decide(records)
