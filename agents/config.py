@@ -36,8 +36,9 @@ Example:
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, ClassVar, Literal
 
 from agentenvs.core.checks import NON_EMPTY, Bounds, require
 from agents.algorithms import CREDIT_RULES, credit_options_of
@@ -50,12 +51,13 @@ from agents.recipes import rl_settings
 from agents.settings import (
     Count,
     EnvSettings,
+    EvalSettings,
     LoraSettings,
-    LrSchedule,
     NonNegative,
     OptimSettings,
     OptionValue,
     PromptSettings,
+    ResponseSettings,
     RunSettings,
     Size,
 )
@@ -68,7 +70,7 @@ DEFAULT_CREDIT = "grpo"
 
 @refuse_trl_names
 @dataclass
-class GRPOConfig(LoraSettings, OptimSettings, PromptSettings, EnvSettings, RunSettings):
+class GRPOConfig(LoraSettings, OptimSettings, ResponseSettings, EvalSettings, PromptSettings, EnvSettings, RunSettings):
     """Collection, credit, update, evaluation and logging settings of one training run.
 
     The fields of :class:`~agents.settings.RunSettings`, ``EnvSettings``, ``PromptSettings``,
@@ -76,21 +78,18 @@ class GRPOConfig(LoraSettings, OptimSettings, PromptSettings, EnvSettings, RunSe
     defaults for the learning rate, its schedule and the seed, plus the RL ones below.
     """
 
-    # -- TRL's defaults of shared fields (SFTConfig keeps its own) -------------------------
-    learning_rate: NonNegative = 1e-6
-    """AdamW learning rate (TRL's default; LoRA on a small model wants ~1e-3, as the quick start sets)."""
-    lr_scheduler_type: LrSchedule = "linear"
-    """Learning-rate schedule over the run's optimizer steps ("linear": down to 0 at the last step)."""
-    seed: Size = 42
-    """Seeds tasks, sampling and initialisation."""
+    DEFAULTS: ClassVar[Mapping[str, Any]] = {
+        # TRL's GRPOConfig defaults (LoRA on a small model wants ~1e-3, as the quick start sets).
+        "learning_rate": 1e-6,
+        "lr_scheduler_type": "linear",  # down to 0 at the run's last optimizer step
+        "seed": 42,
+    }
 
     # -- collection --------------------------------------------------------------------
     num_groups: Count = 4
     """Tasks per training step (trajectory groups)."""
     group_size: Count = 4
     """Rollouts per task (G)."""
-    max_new_tokens: Count = 128
-    """Longest response per turn, in tokens."""
     temperature: Temperature = 1.0
     """Sampling temperature (log-probs are of the temperature-scaled distribution)."""
     top_p: TopP = 1.0
@@ -136,14 +135,9 @@ class GRPOConfig(LoraSettings, OptimSettings, PromptSettings, EnvSettings, RunSe
     """How token losses are averaged."""
     beta: NonNegative = 0.0
     """KL coefficient to the reference model (0: no reference kept)."""
-    trunk_cache: bool | None = None
-    """Keep the frozen layers' output from the rollout so updates run only the LoRA layers
-    (exact; ~hidden_size floats per token of CPU memory). None: on with lora and lora_top_layers."""
     # -- evaluation, logging, checkpoints ----------------------------------------------
     eval_every: Size = 5
     """Evaluate every this many steps (0: only at the start and the end)."""
-    eval_episodes: Count = 16
-    """Held-out tasks per evaluation."""
     eval_greedy: bool = True
     """Decode greedily at evaluation."""
     record_groups: Size = 2
@@ -214,13 +208,7 @@ class GRPOConfig(LoraSettings, OptimSettings, PromptSettings, EnvSettings, RunSe
             "'per_turn' with decode='static' (a conversation's cache grows turn by turn)",
             self.rollout_mode,
         )
-        require(
-            not (self.trunk_cache and not (self.lora and self.lora_top_layers is not None)),
-            owner,
-            "trunk_cache",
-            "None or False without lora=True and lora_top_layers (no frozen trunk to keep)",
-            self.trunk_cache,
-        )
+        require(self.eval_episodes >= 1, owner, "eval_episodes", "an integer >= 1", self.eval_episodes)
         require(
             self.credit in CREDIT_RULES,
             owner,
@@ -236,13 +224,6 @@ class GRPOConfig(LoraSettings, OptimSettings, PromptSettings, EnvSettings, RunSe
     def check_credit(self) -> None:
         """Checks ``credit_options`` against the options class of the rule ``credit`` names."""
         credit_options_of(self.credit, self.credit_options)
-
-    @property
-    def use_trunk_cache(self) -> bool:
-        """Whether updates run on kept trunk states (``trunk_cache``, or by default with LoRA on the top layers)."""
-        if self.trunk_cache is not None:
-            return self.trunk_cache
-        return self.lora and self.lora_top_layers is not None
 
     @property
     def rollouts_per_step(self) -> int:

@@ -9,8 +9,13 @@ in one place:
   prompts RL never shows);
 - :class:`EnvSettings`: the env's keyword arguments and turn limit;
 - :class:`OptimSettings`: AdamW, its schedule, clipping and micro-batching;
-- :class:`LoraSettings`: the adapter;
+- :class:`LoraSettings`: the adapter and its frozen trunk;
+- :class:`ResponseSettings`: response length and prompt-lookup drafting;
+- :class:`EvalSettings`: the held-out evaluation;
 - :class:`RunSettings`: output folder, resume, seed, device, dtype, progress bars.
+
+A config that wants another default for a group's field names it in ``DEFAULTS`` (see
+:class:`Settings`), so no field is declared twice.
 
 Every field is checked at construction from its annotation (:func:`agentenvs.core.checks.check_fields`:
 type, range, choices; NaN and infinity never pass) and relations between fields in
@@ -34,6 +39,8 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import typing
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Annotated, Any, ClassVar, Literal, TypeVar
 
@@ -64,7 +71,41 @@ S = TypeVar("S", bound="Settings")
 
 class Settings(Checked):
     """Base of a run's settings groups: each field checked once (:class:`~agentenvs.core.checks.Checked`),
-    plus conversion to and from JSON and the view of one group in a whole config."""
+    plus conversion to and from JSON and the view of one group in a whole config.
+
+    A config that needs another default for a field of one of its groups says so in ``DEFAULTS``
+    (a class attribute mapping field names to scalar defaults) instead of declaring the field again:
+    the type, bounds and documentation stay the group's.
+
+    >>> @dataclass
+    ... class Quick(OptimSettings):
+    ...     DEFAULTS: ClassVar[Mapping[str, Any]] = {"learning_rate": 1e-3}
+    >>> Quick().learning_rate, OptimSettings().learning_rate, Quick(learning_rate=2.0).learning_rate
+    (0.001, 1e-05, 2.0)
+    """
+
+    DEFAULTS: ClassVar[Mapping[str, Any]] = {}
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        defaults = cls.__dict__.get("DEFAULTS")
+        if not defaults:
+            return
+        inherited: dict[str, Any] = {}
+        for base in reversed(cls.__mro__[1:]):
+            if dataclasses.is_dataclass(base):
+                inherited.update(typing.get_type_hints(base, include_extras=True))
+        annotations = cls.__dict__.get("__annotations__")
+        if annotations is None:
+            annotations = {}
+            cls.__annotations__ = annotations
+        for name, value in defaults.items():
+            if name not in inherited or name in annotations:
+                raise TypeError(f"{cls.__name__}.DEFAULTS: {name!r} is not a field of its settings groups")
+            if not isinstance(value, bool | int | float | str | None):
+                raise TypeError(f"{cls.__name__}.DEFAULTS: {name!r} must be a scalar, got {value!r}")
+            annotations[name] = inherited[name]
+            setattr(cls, name, value)
 
     @classmethod
     def of(cls: type[S], settings: Any) -> S:
@@ -90,8 +131,9 @@ class RunSettings(Settings):
     """Where a run writes, how it starts, and on what it runs."""
 
     output_dir: Annotated[str | None, NON_EMPTY] = None
-    """Folder for metrics, TensorBoard events, checkpoints and the plot (None: a new folder
-    ``runs/<rule>-<env>-<n>`` per run, never one another run wrote; see :mod:`agents.runs.folders`)."""
+    """Folder for the run's metrics, checkpoints and outputs (None: a new folder
+    ``runs/<rule>-<env>-<n>``, ``runs/sft-<env>-<n>`` for SFT, never one another run wrote; see
+    :mod:`agents.runs.folders`)."""
     resume: bool = False
     """Continue from the newest intact checkpoint in ``output_dir`` (with the settings it was trained with;
     needs ``output_dir``)."""
@@ -106,10 +148,6 @@ class RunSettings(Settings):
     """Parameter dtype."""
     progress: bool = True
     """Show progress bars."""
-    prompt_lookup_num_tokens: Size = 0
-    """Draft tokens per decoding step copied from the context (prompt-lookup speculative
-    decoding, :mod:`agents.policy.speculation`; 0: off). Speed only: greedy decoding gives the
-    same tokens and sampling the same distribution."""
 
     RESUME_MAY_CHANGE: ClassVar[frozenset[str]] = frozenset(
         {"output_dir", "resume", "resume_changed_config", "progress"}
@@ -235,19 +273,58 @@ class LoraSettings(Settings):
     device multiplies bf16 natively, a CUDA GPU or a CPU with AMX / AVX-512 BF16; None: the
     parameter dtype). Faster where native; log-probs move by hundredths of a nat, the importance
     ratio not at all (:mod:`agents.policy.trunk_precision`)."""
+    trunk_cache: bool | None = None
+    """Compute the frozen layers' output once and train only the LoRA layers on it (RL: kept from
+    the rollout; SFT: once per demonstration). Exact; ~hidden_size floats per token of CPU memory.
+    None: on with lora and lora_top_layers."""
 
     def check_relations(self) -> None:
         super().check_relations()
+        frozen_trunk = self.lora and self.lora_top_layers is not None
         require(
-            self.trunk_dtype is None or (self.lora and self.lora_top_layers is not None),
+            self.trunk_dtype is None or frozen_trunk,
             type(self).__name__,
             "trunk_dtype",
             "None unless lora=True with lora_top_layers (only layers under the adapter are frozen)",
             self.trunk_dtype,
         )
+        require(
+            not (self.trunk_cache and not frozen_trunk),
+            type(self).__name__,
+            "trunk_cache",
+            "None or False without lora=True and lora_top_layers (no frozen trunk to keep)",
+            self.trunk_cache,
+        )
+
+    @property
+    def use_trunk_cache(self) -> bool:
+        """Whether training runs on kept trunk states (``trunk_cache``, or by default with LoRA on the top layers)."""
+        if self.trunk_cache is not None:
+            return self.trunk_cache
+        return self.lora and self.lora_top_layers is not None
 
     def lora_options(self) -> LoraOptions | None:
         """The policy's adapter options (None: train all weights)."""
         if not self.lora:
             return None
         return LoraOptions(rank=self.lora_rank, alpha=self.lora_alpha, top_layers=self.lora_top_layers)
+
+
+@dataclass
+class ResponseSettings(Settings):
+    """How long a response may be and how it is decoded, at collection and at evaluation alike."""
+
+    max_new_tokens: Count = 128
+    """Longest response per turn, in tokens."""
+    prompt_lookup_num_tokens: Size = 0
+    """Draft tokens per decoding step copied from the context (prompt-lookup speculative
+    decoding, :mod:`agents.policy.speculation`; 0: off). Speed only: greedy decoding gives the
+    same tokens and sampling the same distribution."""
+
+
+@dataclass
+class EvalSettings(Settings):
+    """The held-out evaluation."""
+
+    eval_episodes: Size = 16
+    """Held-out tasks per evaluation, played once each (0: no evaluation, where the stage allows it)."""

@@ -141,7 +141,7 @@ class SFTAgent:
             optim=OptimSettings.of(config),
             seed=config.seed,
             progress=config.progress,
-            trunk_cache=config.trunk_cache,
+            trunk_cache=config.use_trunk_cache,
             checkpoint_state=run,
         )
         resumed = config.resume and trainer.resume()

@@ -18,6 +18,7 @@ Example:
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Annotated, Any, ClassVar
 
@@ -26,12 +27,12 @@ from agents.recipes import sft_settings
 from agents.settings import (
     Count,
     EnvSettings,
+    EvalSettings,
     LoraSettings,
-    NonNegative,
     OptimSettings,
     PromptSettings,
+    ResponseSettings,
     RunSettings,
-    Size,
 )
 
 PROMPT_FIELDS: tuple[str, ...] = tuple(f.name for f in dataclasses.fields(PromptSettings))
@@ -39,11 +40,12 @@ PROMPT_FIELDS: tuple[str, ...] = tuple(f.name for f in dataclasses.fields(Prompt
 
 
 @dataclass
-class SFTConfig(LoraSettings, OptimSettings, PromptSettings, EnvSettings, RunSettings):
+class SFTConfig(LoraSettings, OptimSettings, ResponseSettings, EvalSettings, PromptSettings, EnvSettings, RunSettings):
     """Demonstrations, optimisation, evaluation and logging settings of one SFT run.
 
-    The fields of the shared groups in :mod:`agents.settings` (with the SFT defaults below where
-    they differ: a higher learning rate, LoRA on, ``runs/sft-<env>-<n>`` folders), plus the SFT ones.
+    The fields of the shared groups in :mod:`agents.settings` (with the SFT defaults in ``DEFAULTS``
+    where they differ: a higher learning rate, LoRA on), plus the SFT ones. The run's folder holds
+    its metrics, a checkpoint per epoch and the merged model (``model/``).
     """
 
     # -- demonstrations ------------------------------------------------------------------
@@ -56,29 +58,23 @@ class SFTConfig(LoraSettings, OptimSettings, PromptSettings, EnvSettings, RunSet
     a ``prompt`` and a ``response`` string (``task_id`` and ``turn_index`` optional), as a run's
     ``demonstrations.jsonl`` holds (None: the expert's alone). Read, and checked, before the model
     loads."""
-    # -- optimisation (SFT defaults of shared fields, then SFT's own) ----------------------
-    learning_rate: NonNegative = 2e-4
-    """AdamW learning rate."""
-    lora: bool = True
-    """Train a LoRA adapter (merged into the saved model) instead of all weights."""
+    DEFAULTS: ClassVar[Mapping[str, Any]] = {
+        "learning_rate": 2e-4,
+        "lora": True,  # the adapter is merged into the saved model
+        "eval_episodes": 32,  # played greedily before (eval_before) and after training; 0: none
+        "max_new_tokens": 64,  # at evaluation
+    }
+
+    # -- optimisation ------------------------------------------------------------------------
     epochs: Count = 2
     """Passes over the demonstrations."""
     batch_size: Count = 8
     """Demonstrations per optimizer step (the loss is the mean over their response tokens)."""
-    trunk_cache: bool = True
-    """With lora_top_layers: compute the frozen layers once per demonstration, train the top ones on them."""
-    # -- evaluation, logging, checkpoints ----------------------------------------------------
-    eval_episodes: Size = 32
-    """Held-out tasks played greedily before and after training (0: no evaluation)."""
+    # -- evaluation ----------------------------------------------------------------------------
     eval_before: bool = True
     """Evaluate the model before cloning too (the run's step 0); False skips that evaluation (the
     quick start's: a bare chat model plays every WebShop turn invalid, and the evaluation costs as
     much as the one after cloning)."""
-    max_new_tokens: Count = 64
-    """Longest response per turn at evaluation."""
-    output_dir: Annotated[str | None, NON_EMPTY] = None
-    """Folder for metrics, checkpoints (one per epoch) and the merged model (``model/``) (None: a
-    new folder ``runs/sft-<env>-<n>`` per run; see :mod:`agents.runs.folders`)."""
 
     RESUME_MAY_CHANGE: ClassVar[frozenset[str]] = RunSettings.RESUME_MAY_CHANGE | {"epochs", "eval_before"}
     """Besides the run fields, ``epochs`` (a resumed run may train for more epochs) and ``eval_before``

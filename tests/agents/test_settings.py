@@ -136,3 +136,55 @@ def test_sft_env_kwargs_and_env_id_are_checked_before_the_model_loads(monkeypatc
         SFTAgent("tiny-random-qwen3", "WebShop-v0", SFTConfig(eval_env_kwargs={"splt": "eval"}))
     with pytest.raises(ValueError, match="env id 'WebShop-v9' is not registered"):
         SFTAgent("tiny-random-qwen3", "WebShop-v9", SFTConfig())
+
+
+def declared_fields(cls: type) -> set[str]:
+    """The fields ``cls``'s own source annotates (a ``DEFAULTS`` entry changes a default; it declares nothing)."""
+    import ast
+    import inspect
+    import textwrap
+
+    body = ast.parse(textwrap.dedent(inspect.getsource(cls))).body[0]
+    assert isinstance(body, ast.ClassDef)
+    return {
+        node.target.id
+        for node in body.body
+        if isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name) and node.target.id.islower()
+    }
+
+
+def declaring_classes(cls: type) -> dict[str, list[str]]:
+    """Each field of ``cls`` -> the classes of its MRO whose source declares it."""
+    mro = [base for base in cls.__mro__ if dataclasses.is_dataclass(base)]
+    return {
+        field.name: [base.__qualname__ for base in mro if field.name in declared_fields(base)]
+        for field in dataclasses.fields(cls)
+    }
+
+
+@pytest.mark.parametrize("cls", settings_classes(), ids=lambda cls: cls.__qualname__)
+def test_every_settings_field_is_declared_once(cls):
+    twice = {name: owners for name, owners in declaring_classes(cls).items() if len(owners) != 1}
+    assert not twice, f"declared more than once (or nowhere): {twice}"
+
+
+def test_the_stages_share_their_groups_and_change_only_defaults():
+    grpo, sft = declaring_classes(GRPOConfig), declaring_classes(SFTConfig)
+    shared = {name for name in grpo.keys() & sft.keys()}
+    assert {"learning_rate", "lr_scheduler_type", "seed", "lora", "output_dir"} <= shared
+    assert {"max_new_tokens", "eval_episodes", "trunk_cache", "prompt_lookup_num_tokens"} <= shared
+    assert all(grpo[name] == sft[name] for name in shared)  # the same group declares each
+    assert grpo["learning_rate"] == ["OptimSettings"] and grpo["trunk_cache"] == ["LoraSettings"]
+    assert (GRPOConfig().learning_rate, SFTConfig().learning_rate, OptimSettings().learning_rate) == (1e-6, 2e-4, 1e-5)
+    assert (GRPOConfig().seed, SFTConfig().seed, SFTConfig().lora, GRPOConfig().lora) == (42, 0, True, False)
+
+
+def test_a_default_for_no_field_is_refused_when_the_class_is_defined():
+    from collections.abc import Mapping
+    from typing import Any, ClassVar
+
+    with pytest.raises(TypeError, match=r"Typo.DEFAULTS: 'learning_rat' is not a field"):
+
+        @dataclasses.dataclass
+        class Typo(OptimSettings):
+            DEFAULTS: ClassVar[Mapping[str, Any]] = {"learning_rat": 1e-3}

@@ -31,7 +31,7 @@ def test_prompt_settings_compare_with_the_rl_stage():
         ({"invalid_action_rate": 1.0}, "invalid_action_rate"),
         ({"eval_episodes": -1}, "eval_episodes"),
         ({"batch_size": 2.0}, "batch_size"),
-        ({"trunk_cache": None}, "trunk_cache"),
+        ({"trunk_cache": True, "lora_top_layers": None}, "trunk_cache"),  # no frozen trunk to keep
     ],  # fmt: skip
 )
 def test_sft_fields_are_checked(kwargs, field):
