@@ -29,9 +29,14 @@ stage takes at most ``EXTRA_SECONDS`` more than the recipe's (``N = 0``) on the 
 which keeps the main job within 8 minutes on 2 cores with bf16 units (it took 5 min 10 s). The
 answer is the smallest count that does both, or the smallest that lifts it, with its cost.
 
-Usage (resumable: a count with a record is skipped)::
+Then the **report set** (``report-set``, ``REPORT_CHOICE``): N = 0 against one chosen count, SFT
+seeds 0, 1, 2 each, greedy on 128 goals of the eval split; the success and score gains paired by
+seed (95 % t-interval). Adopting a count into the recipe needs that gain above 0.
+
+Usage (resumable: a count or seed with a record is skipped)::
 
     PYTHONPATH=$PWD .venv/bin/python benchmarks/option_warm_start.py run
+    PYTHONPATH=$PWD .venv/bin/python benchmarks/option_warm_start.py report-set
     PYTHONPATH=$PWD .venv/bin/python benchmarks/option_warm_start.py report
 """
 
@@ -61,6 +66,14 @@ DECISION = (
     f"{EXTRA_SECONDS:g} s longer than N = 0's"
 )
 OUTPUT = Path("benchmarks/results/option_warm_start")
+REPORT: dict[str, bool | int | float | str] = {"split": "eval"}
+"""The report set: the recipe's shop's eval split (its one-option goals), which no recipe choice has looked at."""
+REPORT_EPISODES = 128
+REPORT_SEEDS = (0, 1, 2)
+REPORT_CHOICE = (
+    "the count DECISION names where one lifts and fits; else, among the counts that fit, the one with "
+    "the highest tuning-set success, if above N = 0's; else none (no report-set runs)"
+)
 
 
 def option_goal_ids(env_kwargs: dict[str, Any]) -> list[str]:
@@ -112,16 +125,16 @@ def option_turn_demonstrations(count: int, config: Any) -> tuple[list[Any], list
     return kept[:count], sources
 
 
-def run_count(count: int, output: Path) -> dict[str, Any]:
-    """Trains and measures the warm start with ``count`` further option turns; returns its record."""
+def train_warm_start(
+    count: int, folder: Path, *, seed: int, eval_env_kwargs: dict[str, Any], eval_episodes: int
+) -> dict[str, Any]:
+    """The recipe's SFT (seed ``seed``) with ``count`` further option turns into ``folder/sft``,
+    evaluated on ``eval_episodes`` goals of ``eval_env_kwargs``; returns its part of a record."""
     from credit_lab import machine
     from option_turns import run_option_clicks, webshop_goal_options
-    from warm_start_turns import score_turns
 
     from agents.sft import SFTAgent, SFTConfig
-    from agents.sft.demonstrations import collect_demonstrations
 
-    folder = output / "runs" / f"n_{count}"
     folder.mkdir(parents=True, exist_ok=True)
     recipe = SFTConfig.for_env("WebShop-v0")
     started = time.perf_counter()
@@ -135,18 +148,40 @@ def run_count(count: int, output: Path) -> dict[str, Any]:
     config = dataclasses.replace(
         recipe,
         **extra,
-        eval_episodes=TUNING_EPISODES,
-        eval_env_kwargs=TUNING,
+        seed=seed,
+        eval_episodes=eval_episodes,
+        eval_env_kwargs=eval_env_kwargs,
         output_dir=str(folder / "sft"),
         resume=True,
     )
-    agent = SFTAgent("smollm2-135m", "WebShop-v0", config)
-    final = agent.learn()
+    final = SFTAgent("smollm2-135m", "WebShop-v0", config).learn()
     wall = time.perf_counter() - started
-    evaluation_seconds = float(final["time/eval_s"])
     clicks = run_option_clicks(folder / "sft", webshop_goal_options(config.evaluation_env_kwargs("WebShop-v0")))
     last = clicks[max(clicks)] if clicks else None
-    del agent
+    return {
+        "count": count,
+        "seed": seed,
+        "sources": sources,
+        # the run's step-0 record: what the expert's demonstrations were
+        "demonstrations": json.loads((folder / "sft" / "metrics.jsonl").read_text().splitlines()[0]),
+        "sft_seconds": wall - float(final["time/eval_s"]),
+        "wall_seconds": wall,
+        "evaluation": {key: value for key, value in final.items() if key.startswith("eval/")},
+        "option_clicks": None if last is None else dataclasses.asdict(last),
+        "machine": machine(),
+        "trunk_dtype": str(config.trunk_dtype),
+    }
+
+
+def run_count(count: int, output: Path) -> dict[str, Any]:
+    """Trains and measures the warm start with ``count`` further option turns on the tuning set; returns its record."""
+    from warm_start_turns import score_turns
+
+    from agents.sft import SFTAgent, SFTConfig
+    from agents.sft.demonstrations import collect_demonstrations
+
+    folder = output / "runs" / f"n_{count}"
+    record = train_warm_start(count, folder, seed=0, eval_env_kwargs=TUNING, eval_episodes=TUNING_EPISODES)
     scorer = SFTAgent(
         str(folder / "sft" / "model"),
         "WebShop-v0",
@@ -161,32 +196,21 @@ def run_count(count: int, output: Path) -> dict[str, Any]:
         seed=TURN_SEED,
     )
     scores = score_turns(scorer, tuning, stop)
-    return {
-        "count": count,
-        "sources": sources,
-        # the run's step-0 record: what the expert's demonstrations were
-        "demonstrations": json.loads((folder / "sft" / "metrics.jsonl").read_text().splitlines()[0]),
-        "sft_seconds": wall - evaluation_seconds,
-        "wall_seconds": wall,
-        "evaluation": {key: value for key, value in final.items() if key.startswith("eval/")},
-        "option_clicks": None if last is None else dataclasses.asdict(last),
-        "turns": scores,
-        "machine": machine(),
-        "trunk_dtype": str(config.trunk_dtype),
-    }
+    return {**record, "turns": scores}
 
 
 def read_records(output: Path) -> list[dict[str, Any]]:
+    """The tuning-set records (one per count)."""
     return [json.loads(path.read_text()) for path in sorted((output / "records").glob("n_*.json"))]
 
 
-def decide(records: list[dict[str, Any]]) -> str:
-    """The pre-registered answer (``DECISION``) from the records."""
+def classify(records: list[dict[str, Any]]) -> tuple[list[int], list[int]] | None:
+    """(counts that lift the choice, counts that fit the SFT stage's time) by ``DECISION``; None without N = 0."""
     from agents.reports.curves import wilson_interval
 
     by_count = {record["count"]: record for record in records}
     if 0 not in by_count:
-        return "N = 0 (the recipe) not measured yet: no decision"
+        return None
     base = by_count[0]["sft_seconds"]
     lifted, fitting = [], []
     for count, record in sorted(by_count.items()):
@@ -194,14 +218,84 @@ def decide(records: list[dict[str, Any]]) -> str:
         low, _ = wilson_interval(options["expert_best_value_count"], options["turns"])
         if low > options["chance"]:
             lifted.append(count)
-            if record["sft_seconds"] - base <= EXTRA_SECONDS:
-                fitting.append(count)
-    if fitting:
-        return f"N = {fitting[0]} lifts the choice clearly above chance within the SFT stage's time"
+        if record["sft_seconds"] - base <= EXTRA_SECONDS:
+            fitting.append(count)
+    return lifted, fitting
+
+
+def decide(records: list[dict[str, Any]]) -> str:
+    """The pre-registered answer (``DECISION``) from the records."""
+    classes = classify(records)
+    if classes is None:
+        return "N = 0 (the recipe) not measured yet: no decision"
+    lifted, fitting = classes
+    both = [count for count in lifted if count in fitting]
+    if both:
+        return f"N = {both[0]} lifts the choice clearly above chance within the SFT stage's time"
     if lifted:
-        extra = by_count[lifted[0]]["sft_seconds"] - base
+        seconds = {record["count"]: record["sft_seconds"] for record in records}
+        extra = seconds[lifted[0]] - seconds[0]
         return f"N = {lifted[0]} lifts it, but its SFT stage takes {extra:.0f} s more than the recipe's (> {EXTRA_SECONDS:g} s)"
-    return f"no count in {sorted(by_count)} lifts the choice clearly above chance"
+    return f"no count in {sorted(r['count'] for r in records)} lifts the choice clearly above chance"
+
+
+def chosen_count(records: list[dict[str, Any]]) -> int | None:
+    """The count the report-set stage compares with N = 0 (``REPORT_CHOICE``), from the tuning-set records."""
+    classes = classify(records)
+    if classes is None:
+        return None
+    lifted, fitting = classes
+    both = [count for count in lifted if count in fitting]
+    if both:
+        return both[0]
+    success = {record["count"]: record["evaluation"]["eval/success_rate"] for record in records}
+    best = max((count for count in fitting if count), key=lambda count: (success[count], -count), default=None)
+    return best if best is not None and success[best] > success[0] else None
+
+
+def run_report_set(count: int, seed: int, output: Path) -> dict[str, Any]:
+    """The warm start with ``count`` further option turns and SFT seed ``seed``, on the report set."""
+    folder = output / "runs" / "report" / f"n_{count}_seed_{seed}"
+    return train_warm_start(count, folder, seed=seed, eval_env_kwargs=REPORT, eval_episodes=REPORT_EPISODES)
+
+
+def report_set_lines(records: list[dict[str, Any]]) -> list[str]:
+    """The report-set table: each count's warm starts over seeds, and the chosen count's paired gain."""
+    from credit_lab import interval
+
+    if not records:
+        return []
+    lines = [
+        "",
+        f"### The report set ({REPORT_EPISODES} goals of the eval split, greedy; SFT seeds {list(REPORT_SEEDS)})",
+        "",
+        "| further option turns | seeds | success | score | invalid | option clicks right / clicked | SFT s |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    by_count: dict[int, dict[int, dict[str, Any]]] = {}
+    for record in records:
+        by_count.setdefault(record["count"], {})[record["seed"]] = record
+    for count, runs in sorted(by_count.items()):
+        cells = []
+        for key in ("eval/success_rate", "eval/mean_score", "eval/invalid_rate"):
+            mean, half = interval([run["evaluation"][key] for run in runs.values()])
+            cells.append(f"{mean:.3f} ± {half:.3f}")
+        right = sum((run["option_clicks"] or {"right": 0})["right"] for run in runs.values())
+        clicked = sum((run["option_clicks"] or {"clicks": 0})["clicks"] for run in runs.values())
+        seconds = sum(run["sft_seconds"] for run in runs.values()) / len(runs)
+        lines.append(f"| {count} | {len(runs)} | {' | '.join(cells)} | {right} / {clicked} | {seconds:.0f} |")
+    base = by_count.get(0, {})
+    for count, runs in sorted(by_count.items()):
+        paired = sorted(set(runs) & set(base))
+        if count == 0 or not paired:
+            continue
+        for key, name in (("eval/success_rate", "success"), ("eval/mean_score", "score")):
+            mean, half = interval([runs[seed]["evaluation"][key] - base[seed]["evaluation"][key] for seed in paired])
+            lines.append("")
+            lines.append(
+                f"N = {count} against N = 0, {name} paired by seed: **{mean:+.3f} ± {half:.3f}** ({len(paired)} seeds)"
+            )
+    return lines
 
 
 def report_lines(records: list[dict[str, Any]]) -> list[str]:
@@ -234,7 +328,7 @@ def report_lines(records: list[dict[str, Any]]) -> list[str]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("command", choices=("run", "report"))
+    parser.add_argument("command", choices=("run", "report-set", "report"))
     parser.add_argument("--counts", type=int, nargs="+", default=list(COUNTS), help="further option turns to try")
     parser.add_argument("--output", type=Path, default=OUTPUT)
     args = parser.parse_args()
@@ -249,12 +343,29 @@ def main() -> None:
             record = run_count(count, args.output)
             path.write_text(json.dumps(record, indent=1) + "\n")
             print(f"N = {count}: {json.dumps(record['turns']['options'])}", flush=True)
+    if args.command == "report-set":
+        chosen = chosen_count(read_records(args.output))
+        print(f"report set: N = 0 against N = {chosen} ({REPORT_CHOICE})", flush=True)
+        (records / "report").mkdir(parents=True, exist_ok=True)
+        compared = () if chosen is None else (0, chosen)
+        for seed in REPORT_SEEDS:
+            for count in compared:
+                path = records / "report" / f"n_{count}_seed_{seed}.json"
+                if path.exists():
+                    print(f"N = {count}, seed {seed}: recorded, skipped", flush=True)
+                    continue
+                record = run_report_set(count, seed, args.output)
+                path.write_text(json.dumps(record, indent=1) + "\n")
+                print(f"N = {count}, seed {seed}: {json.dumps(record['evaluation'])}", flush=True)
     from credit_learning import write_results
 
+    lines = report_lines(read_records(args.output))
+    report = [json.loads(path.read_text()) for path in sorted((records / "report").glob("n_*_seed_*.json"))]
+    lines += report_set_lines(report)
     write_results(
         args.output / "results.md",
         "Option-turn demonstrations and the WebShop warm start",
-        report_lines(read_records(args.output)),
+        lines,
         script="option_warm_start.py",
     )
 

@@ -29,9 +29,10 @@ def test_further_option_turns_are_the_experts_right_clicks_one_goal_each_from_th
     assert more[:40] == demonstrations
 
 
-def record(count, seconds, best, turns=80, chance=0.4):
+def record(count, seconds, best, turns=80, chance=0.4, success=0.1):
     options = {"turns": turns, "expert_best_value_count": best, "chance": chance}
-    return {"count": count, "sft_seconds": seconds, "turns": {"options": options}}
+    evaluation = {"eval/success_rate": success}
+    return {"count": count, "sft_seconds": seconds, "turns": {"options": options}, "evaluation": evaluation}
 
 
 @pytest.mark.parametrize(
@@ -51,3 +52,38 @@ def record(count, seconds, best, turns=80, chance=0.4):
 )
 def test_the_decision_is_the_pre_registered_rule(records, answer):
     assert answer in option_warm_start.decide(records)
+
+
+@pytest.mark.parametrize(
+    ("records", "chosen"),
+    [
+        ([record(0, 100, 32), record(128, 200, 44), record(512, 240, 60)], 128),  # the smallest that lifts and fits
+        # None lifts: the fitting count with the best tuning success, if above N = 0's (the 512 does not fit).
+        (
+            [record(0, 100, 32, success=0.14), record(128, 200, 36, success=0.22), record(512, 400, 70, success=0.5)],
+            128,
+        ),
+        ([record(0, 100, 32, success=0.14), record(128, 200, 36, success=0.14)], None),  # no better: no report runs
+        ([record(128, 200, 60)], None),
+    ],
+)
+def test_the_report_set_compares_the_pre_registered_count(records, chosen):
+    assert option_warm_start.chosen_count(records) == chosen
+
+
+def test_the_report_set_gain_is_paired_by_seed():
+    def run(count, seed, success):
+        evaluation = {"eval/success_rate": success, "eval/mean_score": 0.6, "eval/invalid_rate": 0.05}
+        return {
+            "count": count,
+            "seed": seed,
+            "evaluation": evaluation,
+            "option_clicks": {"right": 1, "clicks": 4},
+            "sft_seconds": 10.0,
+        }
+
+    # Gains 0.10, 0.20, 0.30: mean 0.200, t(2) 4.303 x 0.1 / sqrt(3) = 0.248.
+    records = [run(0, s, 0.1) for s in range(3)] + [run(128, s, 0.2 + 0.1 * s) for s in range(3)]
+    text = "\n".join(option_warm_start.report_set_lines(records))
+    assert "| 128 | 3 | 0.300 ± 0.248 | 0.600 ± 0.000 | 0.050 ± 0.000 | 3 / 12 | 10 |" in text
+    assert "N = 128 against N = 0, success paired by seed: **+0.200 ± 0.248** (3 seeds)" in text
