@@ -43,6 +43,7 @@ Usage (resumable: a count or seed with a record is skipped)::
 from __future__ import annotations
 
 import argparse
+import collections
 import dataclasses
 import json
 import time
@@ -199,9 +200,54 @@ def run_count(count: int, output: Path) -> dict[str, Any]:
     return {**record, "turns": scores}
 
 
+def episode_outcomes(run_dir: Path) -> dict[str, Any] | None:
+    """How a run's last held-out evaluation ended: episodes, those that bought, won, the mean score
+    of those that bought, and the commonest turn patterns (S search, c a valid click, B Buy Now,
+    x an invalid turn). None without the evaluation's trajectories."""
+    from agentenvs.core.trajectory import TrajectoryGroup, read_jsonl
+
+    paths = sorted((run_dir / "trajectories").glob("eval_step_*.jsonl"), key=lambda p: int(p.stem.split("_")[-1]))
+    if not paths:
+        return None
+    episodes = [
+        episode
+        for item in read_jsonl(paths[-1])
+        for episode in (item.trajectories if isinstance(item, TrajectoryGroup) else [item])
+    ]
+
+    def letter(action: str, valid: bool) -> str:
+        if not valid:
+            return "x"
+        return "S" if action.startswith("search[") else "B" if action == "click[Buy Now]" else "c"
+
+    bought = [e for e in episodes if any(t.valid and t.action == "click[Buy Now]" for t in e.turns)]
+    patterns = collections.Counter("".join(letter(t.action, t.valid) for t in e.turns) for e in episodes)
+    return {
+        "episodes": len(episodes),
+        "bought": len(bought),
+        "won": sum(bool(e.success) for e in episodes),
+        "bought_mean_score": sum(e.score for e in bought) / len(bought) if bought else 0.0,
+        "patterns": dict(patterns.most_common(5)),
+    }
+
+
+def with_outcomes(path: Path, output: Path) -> dict[str, Any]:
+    """The record at ``path``, its ``outcomes`` added (and saved) where they are missing and its run's
+    trajectories are still here."""
+    record = json.loads(path.read_text())
+    if "outcomes" not in record:
+        name = path.stem
+        run_dir = output / "runs" / ("report" if "seed" in name else "") / name / "sft"
+        outcomes = episode_outcomes(run_dir)
+        if outcomes is not None:
+            record["outcomes"] = outcomes
+            path.write_text(json.dumps(record, indent=1) + "\n")
+    return record
+
+
 def read_records(output: Path) -> list[dict[str, Any]]:
     """The tuning-set records (one per count)."""
-    return [json.loads(path.read_text()) for path in sorted((output / "records").glob("n_*.json"))]
+    return [with_outcomes(path, output) for path in sorted((output / "records").glob("n_*.json"))]
 
 
 def classify(records: list[dict[str, Any]]) -> tuple[list[int], list[int]] | None:
@@ -321,6 +367,21 @@ def report_lines(records: list[dict[str, Any]]) -> list[str]:
             f"{evaluation.get('eval/success_rate', 0.0):.3f} | {evaluation.get('eval/mean_score', 0.0):.3f} | "
             f"{evaluation.get('eval/invalid_rate', 0.0):.3f} | {clicks['right']} / {clicks['clicks']} |"
         )
+    outcomes = [(record["count"], record["outcomes"]) for record in records if record.get("outcomes")]
+    if outcomes:
+        lines += [
+            "",
+            "How the held-out episodes ended (S search, c a valid click, B Buy Now, x an invalid turn):",
+            "",
+            "| further option turns | episodes | bought | won | mean score of those that bought | commonest patterns |",
+            "|---|---|---|---|---|---|",
+        ]
+        for count, ended in sorted(outcomes, key=lambda pair: pair[0]):
+            patterns = ", ".join(f"{pattern} {n}" for pattern, n in ended["patterns"].items())
+            lines.append(
+                f"| {count} | {ended['episodes']} | {ended['bought']} | {ended['won']} | "
+                f"{ended['bought_mean_score']:.3f} | {patterns} |"
+            )
     machines = sorted({record["machine"] for record in records})
     lines += ["", f"Decision ({DECISION}): **{decide(records)}**.", "", f"Machines: {', '.join(machines)}."]
     return lines
@@ -360,7 +421,7 @@ def main() -> None:
     from credit_learning import write_results
 
     lines = report_lines(read_records(args.output))
-    report = [json.loads(path.read_text()) for path in sorted((records / "report").glob("n_*_seed_*.json"))]
+    report = [with_outcomes(path, args.output) for path in sorted((records / "report").glob("n_*_seed_*.json"))]
     lines += report_set_lines(report)
     write_results(
         args.output / "results.md",

@@ -87,3 +87,28 @@ def test_the_report_set_gain_is_paired_by_seed():
     text = "\n".join(option_warm_start.report_set_lines(records))
     assert "| 128 | 3 | 0.300 ± 0.248 | 0.600 ± 0.000 | 0.050 ± 0.000 | 3 / 12 | 10 |" in text
     assert "N = 128 against N = 0, success paired by seed: **+0.200 ± 0.248** (3 seeds)" in text
+
+
+def test_episode_outcomes_count_buys_wins_and_turn_patterns(tmp_path):
+    from agentenvs.core.trajectory import Trajectory, Turn, write_jsonl
+
+    def episode(steps, success, score):
+        turns = [Turn("", "", action, None, 0.0, valid, {}) for action, valid in steps]
+        return Trajectory("1", 0, turns, success, score)
+
+    won = episode(
+        [("search[red]", True), ("click[B01]", True), ("click[red]", True), ("click[Buy Now]", True)], True, 1.0
+    )
+    partial = episode([("search[red]", True), ("click[B02]", True), ("click[Buy Now]", True)], False, 0.5)
+    looped = episode([("search[red]", True), ("click[B01]", True), ("click[red", False)], False, 0.0)
+    (tmp_path / "trajectories").mkdir()
+    write_jsonl(tmp_path / "trajectories" / "eval_step_2.jsonl", [looped])  # an earlier evaluation: not read
+    write_jsonl(tmp_path / "trajectories" / "eval_step_10.jsonl", [won, partial, looped])
+    assert option_warm_start.episode_outcomes(tmp_path) == {
+        "episodes": 3,
+        "bought": 2,
+        "won": 1,
+        "bought_mean_score": 0.75,
+        "patterns": {"SccB": 1, "ScB": 1, "Scx": 1},
+    }
+    assert option_warm_start.episode_outcomes(tmp_path / "none") is None
