@@ -106,6 +106,8 @@ class TextEnv(gym.Env[str, str]):
     """Top-level ``info`` keys that, like ``info["privileged"]``, tell the agent what it must
     not know (ALFWorld's ``expert_action``); absent unless ``privileged=True``, and
     ``wrappers.StripPrivileged`` removes them too."""
+    action_kinds: ClassVar[tuple[str, ...]] = ()
+    """The kinds :meth:`action_kind` names (empty: the env names none)."""
 
     def __init__(
         self,
@@ -196,6 +198,12 @@ class TextEnv(gym.Env[str, str]):
         reports for it; a think format's tags are the agent's to add). Experts know the goal:
         use them to make demonstrations (behaviour cloning), never as the agent's input.
         """
+        return None
+
+    def action_kind(self, action: str) -> str | None:
+        """What kind of action ``action`` (executable, in the env's action language) is in the current
+        state: one of :attr:`action_kinds` (WebShop: ``search``, or the kind of what it clicks, e.g.
+        ``option``), None where the env names no kinds or would refuse the action here. Changes nothing."""
         return None
 
     def _invalid_format_observation(self, projection: Projection) -> str:

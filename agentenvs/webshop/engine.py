@@ -277,6 +277,22 @@ class ShopSession:
         """What can be clicked now, keyed by lower-cased text."""
         return {} if self.done else clickables(self.page)
 
+    def action_kind(self, action: str) -> str | None:
+        """``search``, or the :class:`Clickable` kind ``action`` would click here; None where :meth:`step` would refuse it.
+
+        Nothing changes (an over-long or empty query counts as ``search``: the kind is the action's, not its outcome).
+        """
+        if self.done:
+            return None
+        try:
+            name, argument = parse_action(action)
+        except InvalidAction:
+            return None
+        if name == "search":
+            return "search"
+        clickable = self.clickables.get(argument.strip().lower())
+        return None if clickable is None else clickable.kind
+
     def available_actions(self) -> list[str]:
         """``search[<query>]`` on the search page and ``click[...]`` for each clickable."""
         if self.done:

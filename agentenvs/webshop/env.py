@@ -66,7 +66,7 @@ from agentenvs.webshop.data import (
 )
 from agentenvs.webshop.engine import InvalidAction, ShopSession, ShopState, WebShopEngine
 from agentenvs.webshop.expert import QUERY_STYLES, QueryStyle, expert_action
-from agentenvs.webshop.pages import Page, page_html, page_text, page_text_compact, page_text_rich
+from agentenvs.webshop.pages import CLICKABLE_KINDS, Page, page_html, page_text, page_text_compact, page_text_rich
 
 ObservationMode = Literal["text", "text_rich", "text_compact", "html"]
 _RENDERERS = {"text": page_text, "text_rich": page_text_rich, "text_compact": page_text_compact, "html": page_html}
@@ -145,6 +145,7 @@ class WebShopEnv(TextEnv):
     """
 
     held_out_split = "test"
+    action_kinds = ("search", *CLICKABLE_KINDS)
 
     def __init__(
         self,
@@ -262,6 +263,10 @@ class WebShopEnv(TextEnv):
         if self._done or self.session is None:
             return None
         return expert_action(self.goal, self.page, self.expert_query)
+
+    def action_kind(self, action: str) -> str | None:
+        """``search``, or the kind of what ``action`` clicks (``product``, ``option``, ``buy``, …: :data:`CLICKABLE_KINDS`)."""
+        return None if self._done or self.session is None else self.session.action_kind(action)
 
     def _begin(self, task_id: str) -> tuple[str, dict[str, Any]]:
         goal = self.goals[int(task_id)]

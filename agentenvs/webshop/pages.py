@@ -45,13 +45,17 @@ PREV_PAGE = "< Prev"
 BUY_NOW = "Buy Now"
 
 
+CLICKABLE_KINDS = ("back", "next", "prev", "product", "option", "sub", "buy")
+"""The kinds of what a page offers to click."""
+
+
 @dataclass(frozen=True)
 class Clickable:
     """A button, product link or option on a page.
 
     Attributes:
         text: The shown text (what ``click[...]`` names; matched case-insensitively).
-        kind: ``back``, ``next``, ``prev``, ``product``, ``option``, ``sub`` or ``buy``.
+        kind: One of :data:`CLICKABLE_KINDS`.
         option_name: For an option, the option group it sets.
     """
 

@@ -11,7 +11,7 @@ warm-started model, not the original one.
 
 Files in ``output_dir``: ``config.json`` (``kind: "sft"``, model, env, config),
 ``metrics.jsonl`` (one record per optimizer step; ``eval/*`` before, if evaluated, and after),
-``demonstrations.jsonl`` (the turns trained on: the expert's, then ``demonstrations_path``'s),
+``demonstrations.jsonl`` (the turns trained on: the expert's, its ``extra_expert_turns``, then ``demonstrations_path``'s),
 ``checkpoints/`` (one per epoch, for ``resume``), ``trajectories/`` (the evaluation episodes) and ``model/``.
 
 Example:
@@ -41,7 +41,7 @@ from agents.runs.lock import RunLock
 from agents.runs.resume import check_resume, refuse_fresh_start
 from agents.settings import OptimSettings
 from agents.sft.config import SFTConfig
-from agents.sft.demonstrations import collect_demonstrations, read_demonstrations
+from agents.sft.demonstrations import collect_demonstrations, collect_turns_of_kind, read_demonstrations
 from agents.sft.trainer import SFTTrainer, tokenize_demonstrations, write_record
 from agents.training.trainer import METRICS_FILE
 
@@ -123,13 +123,29 @@ class SFTAgent:
             invalid_action_rate=config.invalid_action_rate,
             seed=config.seed,
         )
+        extra_stats: dict[str, float] = {}
+        for kind, count in config.extra_expert_turns.items():
+            turns, stats = collect_turns_of_kind(
+                self.env_id,
+                kind,
+                count=count,
+                prompt_builder=self.prompt_builder,
+                env_kwargs=self.env_kwargs,
+                invalid_action_rate=config.invalid_action_rate,
+                seed=config.seed,
+            )
+            demonstrations += turns
+            extra_stats |= {
+                f"demonstrations/{kind}_turns": float(count),
+                f"demonstrations/{kind}_episodes": float(stats.episodes),
+            }
         demonstrations += self.file_demonstrations
         stop = self.prompt_builder.stop_strings(self._action_format())
         examples = tokenize_demonstrations(self.policy, demonstrations, stop=stop)
         print(
             f"SFT: {demo_stats.episodes} expert episodes (expert success {demo_stats.success_rate:.2f}) gave "
             f"{demo_stats.demonstrations} turns to clone ({demo_stats.broken_turns} broken ones shown, not "
-            f"trained on){self._file_note()}; {config.epochs} epochs of {-(-len(examples) // config.batch_size)} steps",
+            f"trained on){self._extra_note()}{self._file_note()}; {config.epochs} epochs of {-(-len(examples) // config.batch_size)} steps",
             flush=True,
         )
         trainer = SFTTrainer(
@@ -162,7 +178,7 @@ class SFTAgent:
             start = self.evaluate(step=0) if self.config.eval_before else {}
             if start:
                 print(f"SFT: before cloning, held out: {format_evaluation(start)}", flush=True)
-            log({"step": 0, **demo_stats.to_dict("demonstrations/"), **start})
+            log({"step": 0, **demo_stats.to_dict("demonstrations/"), **extra_stats, **start})
         trainer.train(log)
         final = {"step": trainer.optimizer_steps, **self.evaluate(step=trainer.optimizer_steps)}
         if len(final) > 1:
@@ -209,6 +225,10 @@ class SFTAgent:
             model = copy.deepcopy(model).merge_and_unload().to(torch_dtype(self.config.dtype))
         model.save_pretrained(str(folder))
         self.policy.tokenizer.save_pretrained(str(folder))
+
+    def _extra_note(self) -> str:
+        extra = self.config.extra_expert_turns
+        return "".join(f", {count} more {kind!r} turns from further expert episodes" for kind, count in extra.items())
 
     def _file_note(self) -> str:
         count = len(self.file_demonstrations)

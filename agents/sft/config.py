@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from typing import Annotated, Any, ClassVar
 
 from agentenvs.core.checks import NON_EMPTY, Bounds
+from agentenvs.core.registration import env_constructor
 from agents.recipes import sft_settings
 from agents.settings import (
     Count,
@@ -58,6 +59,11 @@ class SFTConfig(LoraSettings, OptimSettings, ResponseSettings, EvalSettings, Pro
     a ``prompt`` and a ``response`` string (``task_id`` and ``turn_index`` optional), as a run's
     ``demonstrations.jsonl`` holds (None: the expert's alone). Read, and checked, before the model
     loads."""
+    extra_expert_turns: dict[str, Count] = dataclasses.field(default_factory=dict)
+    """Further expert turns of the named action kinds, cloned beside the expert's episodes: e.g.
+    ``{"option": 128}``, WebShop's option clicks (the env's ``action_kinds`` name the kinds; checked
+    before the model loads). They come from further expert episodes on the training tasks, of which
+    only the turns of the kind are kept (:func:`agents.sft.demonstrations.collect_turns_of_kind`)."""
     DEFAULTS: ClassVar[Mapping[str, Any]] = {
         "learning_rate": 2e-4,
         "lora": True,  # the adapter is merged into the saved model
@@ -92,6 +98,20 @@ class SFTConfig(LoraSettings, OptimSettings, ResponseSettings, EvalSettings, Pro
             ValueError: naming an env without a warm-start recipe, or a bad override.
         """
         return cls(**{**sft_settings(env_id), **overrides})
+
+    def check_env(self, env_id: str) -> None:
+        """The env settings' checks (:meth:`EnvSettings.check_env`), and that ``env_id`` names each kind
+        of ``extra_expert_turns``."""
+        super().check_env(env_id)
+        if not self.extra_expert_turns:
+            return
+        kinds = getattr(env_constructor(env_id), "action_kinds", ())
+        for kind in self.extra_expert_turns:
+            if kind not in kinds:
+                named = ", ".join(kinds) or "none"
+                raise ValueError(
+                    f"SFTConfig.extra_expert_turns names {kind!r}, an action kind {env_id} does not name (its kinds: {named})"
+                )
 
     def prompt_settings(self) -> dict[str, Any]:
         """The fields that decide the prompt text (compare with an RL config's same fields)."""

@@ -111,48 +111,136 @@ def collect_demonstrations(
     """
     if isinstance(episodes, bool) or not isinstance(episodes, int) or episodes < 1:
         raise ValueError(f"episodes must be an integer >= 1, got {episodes!r}")
-    if not 0.0 <= invalid_action_rate < 1.0:
-        raise ValueError(f"invalid_action_rate must be in [0, 1), got {invalid_action_rate!r}")
+    _check_rate(invalid_action_rate)
     rng = np.random.default_rng(seed)
     env = PromptObservation(gym.make(env_id, **(env_kwargs or {})), prompt_builder)
-    expert: Any = env.unwrapped
     try:
-        pool = list(task_ids) if task_ids is not None else list(expert.task_ids)
-        if not pool:
-            raise ValueError(f"{env_id} has no tasks to demonstrate")
+        pool = _task_pool(env_id, env, task_ids)
         if task_ids is None:
-            order = np.concatenate([rng.permutation(len(pool)) for _ in range(-(-episodes // len(pool)))])
-            chosen = [pool[i] for i in order[:episodes]]
+            chosen = [pool[i] for i in _draw_order(rng, len(pool), episodes)]
         else:
             chosen = [pool[i % len(pool)] for i in range(episodes)]
         demonstrations: list[Demonstration] = []
         broken = wins = 0
         for episode, task_id in enumerate(chosen):
-            prompt, info = env.reset(seed=seed + episode, options={"task_id": task_id})
-            turn = 0
-            done = False
-            while not done:
-                action = expert.expert_action()
-                if action is None:
-                    if turn == 0:
-                        raise ValueError(f"{env_id} has no expert (expert_action() is None at reset)")
-                    break
-                if rng.random() < invalid_action_rate:
-                    prompt, _, terminated, truncated, info = env.step(break_action(action))
-                    broken += 1
-                    turn += 1
-                    done = terminated or truncated
-                    continue
-                response = format_action(action, env.action_format)
-                demonstrations.append(Demonstration(prompt, response, str(task_id), turn))
-                prompt, _, terminated, truncated, info = env.step(response)
-                turn += 1
-                done = terminated or truncated
-            wins += bool(info.get("won", False))
+            played = _play_expert(env_id, env, task_id, seed + episode, rng, invalid_action_rate)
+            demonstrations += [demonstration for demonstration, _ in played.turns]
+            broken += played.broken
+            wins += played.won
     finally:
         env.close()
     stats = DemonstrationStats(len(chosen), len(demonstrations), broken, wins / len(chosen))
     return demonstrations, stats
+
+
+def collect_turns_of_kind(
+    env_id: str,
+    kind: str,
+    *,
+    count: int,
+    prompt_builder: PromptBuilder,
+    env_kwargs: dict[str, Any] | None = None,
+    invalid_action_rate: float = 0.0,
+    seed: int = 0,
+    max_episodes: int | None = None,
+) -> tuple[list[Demonstration], DemonstrationStats]:
+    """``count`` expert turns whose action is of ``kind`` (``env.action_kind``: WebShop's ``option``
+    clicks, say), from expert episodes on tasks drawn as :func:`collect_demonstrations` draws them;
+    the other turns are played (their prompts are the history) but not kept.
+
+    The draw is seeded with ``(seed, 1)``: for the same ``seed`` it does not repeat
+    :func:`collect_demonstrations`' order, so the turns add tasks rather than copy them.
+
+    Args:
+        env_id: A registered agentenvs env id that names action kinds.
+        kind: One of the env's ``action_kinds``.
+        count: Turns to keep.
+        max_episodes: Give up after this many episodes (default: 20 × ``count``, at least the pool).
+
+    Raises:
+        ValueError: naming a bad argument, an env that names no such kind, or too few such turns.
+    """
+    if isinstance(count, bool) or not isinstance(count, int) or count < 1:
+        raise ValueError(f"count must be an integer >= 1, got {count!r}")
+    _check_rate(invalid_action_rate)
+    env = PromptObservation(gym.make(env_id, **(env_kwargs or {})), prompt_builder)
+    expert: Any = env.unwrapped
+    try:
+        if kind not in expert.action_kinds:
+            named = ", ".join(expert.action_kinds) or "none"
+            raise ValueError(f"{env_id} names no action kind {kind!r} (its kinds: {named})")
+        pool = _task_pool(env_id, env, None)
+        limit = max(20 * count, len(pool)) if max_episodes is None else max_episodes
+        rng = np.random.default_rng((seed, 1))
+        order = _draw_order(rng, len(pool), limit)
+        kept: list[Demonstration] = []
+        episodes = broken = wins = 0
+        while len(kept) < count and episodes < limit:
+            played = _play_expert(env_id, env, pool[order[episodes]], seed + episodes, rng, invalid_action_rate)
+            kept += [demonstration for demonstration, turn_kind in played.turns if turn_kind == kind]
+            broken += played.broken
+            wins += played.won
+            episodes += 1
+    finally:
+        env.close()
+    if len(kept) < count:
+        raise ValueError(
+            f"{env_id}'s expert played {len(kept)} {kind!r} turns in {episodes} episodes, fewer than the {count} asked for"
+        )
+    return kept[:count], DemonstrationStats(episodes, count, broken, wins / episodes)
+
+
+@dataclass(frozen=True)
+class _Episode:
+    turns: list[tuple[Demonstration, str | None]]  # each kept turn with its action's kind
+    broken: int
+    won: bool
+
+
+def _play_expert(
+    env_id: str, env: Any, task_id: str, seed: int, rng: np.random.Generator, invalid_action_rate: float
+) -> _Episode:
+    """One expert episode of ``task_id`` through the prompting wrapper ``env``."""
+    expert: Any = env.unwrapped
+    prompt, info = env.reset(seed=seed, options={"task_id": task_id})
+    turns: list[tuple[Demonstration, str | None]] = []
+    turn = broken = 0
+    done = False
+    while not done:
+        action = expert.expert_action()
+        if action is None:
+            if turn == 0:
+                raise ValueError(f"{env_id} has no expert (expert_action() is None at reset)")
+            break
+        if rng.random() < invalid_action_rate:
+            prompt, _, terminated, truncated, info = env.step(break_action(action))
+            broken += 1
+            turn += 1
+            done = terminated or truncated
+            continue
+        response = format_action(action, env.action_format)
+        turns.append((Demonstration(prompt, response, str(task_id), turn), expert.action_kind(action)))
+        prompt, _, terminated, truncated, info = env.step(response)
+        turn += 1
+        done = terminated or truncated
+    return _Episode(turns, broken, bool(info.get("won", False)))
+
+
+def _check_rate(invalid_action_rate: float) -> None:
+    if not 0.0 <= invalid_action_rate < 1.0:
+        raise ValueError(f"invalid_action_rate must be in [0, 1), got {invalid_action_rate!r}")
+
+
+def _task_pool(env_id: str, env: Any, task_ids: Sequence[str] | None) -> list[str]:
+    pool = list(task_ids) if task_ids is not None else list(env.unwrapped.task_ids)
+    if not pool:
+        raise ValueError(f"{env_id} has no tasks to demonstrate")
+    return pool
+
+
+def _draw_order(rng: np.random.Generator, size: int, episodes: int) -> list[int]:
+    """``episodes`` indices into a pool of ``size``: without replacement while the pool lasts, then again."""
+    return [int(i) for i in np.concatenate([rng.permutation(size) for _ in range(-(-episodes // size))])[:episodes]]
 
 
 def read_demonstrations(path: str | Path) -> list[Demonstration]:

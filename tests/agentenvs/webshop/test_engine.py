@@ -109,3 +109,23 @@ def test_buy_without_options_scores_partially(engine: WebShopEngine):
     # attributes and price match, neither of the two options: (A + 0 + 1) / (A + 2 + 1)
     attributes = len(goal.attributes)
     assert session.reward.total == pytest.approx((attributes + 1) / (attributes + 3))
+
+
+def test_action_kind_names_what_an_action_would_do_and_changes_nothing(engine: WebShopEngine):
+    goal = goal_with_options(engine)
+    session = engine.session(goal)
+    assert session.action_kind("search[socks]") == "search"
+    assert [session.action_kind(a) for a in ("click[Buy Now]", "jump", "click[]")] == [None, None, None]
+    session.step(f"search[{goal.instruction_text}]")
+    asin = session.page.products[0].asin
+    kinds = {a: session.action_kind(a) for a in ("click[Next >]", f"click[{asin.lower()}]", "click[back to search]")}
+    assert kinds == {"click[Next >]": "next", f"click[{asin.lower()}]": "product", "click[back to search]": "back"}
+    assert session.page.kind == "results" and session.page.page_number == 1  # nothing was clicked
+    session.step(f"click[{asin}]")
+    value = next(iter(engine.products[asin].options.values()))[0]
+    kinds = {
+        a: session.action_kind(a) for a in (f"click[ {value} ]", "click[Buy Now]", "click[Features]", "click[< Prev]")
+    }
+    assert list(kinds.values()) == ["option", "buy", "sub", "prev"] and session.options == {}
+    session.step("click[Buy Now]")
+    assert session.action_kind("search[more]") is None  # the purchase is done

@@ -256,3 +256,15 @@ def test_results_per_page_shortens_results_pages_and_the_oracle_still_pages_to_t
     assert paged and wins == 12
     with pytest.raises(ValueError, match="results_per_page"):
         gym.make("WebShop-v0", results_per_page=0)
+
+
+def test_action_kind_is_the_sessions_and_none_once_the_episode_is_over():
+    env = make(num_products=200, max_turns=2)
+    assert env.action_kind("search[shoes]") is None  # before the first reset
+    assert env.action_kinds == ("search", "back", "next", "prev", "product", "option", "sub", "buy")
+    env.reset(seed=0)
+    assert env.action_kind("search[shoes]") == "search" and env.action_kind("click[Buy Now]") is None
+    env.step("search[shoes]")
+    assert env.action_kind("click[Next >]") == "next"
+    env.step("click[Next >]")  # the turn limit: truncated
+    assert env.action_kind("click[Next >]") is None

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 
 import pytest
@@ -112,3 +113,18 @@ def test_a_demonstrations_file_is_cloned_beside_the_experts_turns(tmp_path, tiny
     assert written[: len(alone)] == alone and [(r["prompt"], r["response"]) for r in written[len(alone) :]] == [
         (row["prompt"], row["response"]) for row in extra
     ]
+
+
+def test_extra_expert_turns_are_cloned_after_the_experts_episodes_and_logged(tmp_path, tiny_model_path):
+    env_kwargs = {"results_per_page": 5, "observation_mode": "text_compact", "max_goal_options": 1}
+    config = sft_config(tmp_path, eval_episodes=0, max_turns=5, env_kwargs=env_kwargs, extra_expert_turns={"option": 3})
+    SFTAgent(str(tiny_model_path), "WebShop-v0", config).learn()
+    written = [json.loads(line) for line in (tmp_path / "sft" / "demonstrations.jsonl").read_text().splitlines()]
+    first = json.loads((tmp_path / "sft" / "metrics.jsonl").read_text().splitlines()[0])
+    expert = int(first["demonstrations/demonstrations"])
+    assert len(written) == expert + 3 and first["demonstrations/option_turns"] == 3
+    assert first["demonstrations/option_episodes"] >= 3
+    extra = written[expert:]
+    assert all(r["response"].startswith("click[") and r["response"] != "click[Buy Now]" for r in extra)
+    with pytest.raises(ValueError, match="extra_expert_turns names 'option'"):  # before any model loads
+        SFTAgent("no-such-model", "SearchQA-v0", dataclasses.replace(config, env_kwargs={}))

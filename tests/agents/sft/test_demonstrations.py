@@ -12,7 +12,12 @@ from agentenvs.core.prompts import PromptBuilder
 from agents.collection.collector import Collector
 from agents.policy.transformers_policy import Generation
 from agents.sft import SFTAgent, SFTConfig
-from agents.sft.demonstrations import break_action, collect_demonstrations, read_demonstrations
+from agents.sft.demonstrations import (
+    break_action,
+    collect_demonstrations,
+    collect_turns_of_kind,
+    read_demonstrations,
+)
 
 BUILDER = PromptBuilder(history_length=3, history_observations=False)
 
@@ -127,3 +132,43 @@ def test_sft_agent_reads_its_demonstrations_file_before_the_model_loads(tmp_path
     with pytest.raises(FileNotFoundError):
         missing = dataclasses.replace(config, demonstrations_path=str(tmp_path / "missing.jsonl"))
         SFTAgent("no-such-model", "WebShop-v0", missing)
+
+
+WEBSHOP_RECIPE_ENV = {"results_per_page": 5, "observation_mode": "text_compact", "max_goal_options": 1}
+
+
+def test_turns_of_a_kind_are_the_experts_option_clicks_from_further_episodes():
+    import gymnasium as gym
+
+    turns, stats = collect_turns_of_kind(
+        "WebShop-v0", "option", count=6, prompt_builder=BUILDER, env_kwargs=WEBSHOP_RECIPE_ENV, seed=3
+    )
+    assert len(turns) == stats.demonstrations == 6 and stats.episodes >= 6
+    env = gym.make("WebShop-v0", **WEBSHOP_RECIPE_ENV).unwrapped
+    for turn in turns:
+        goal = env.goals[int(turn.task_id)]
+        assert turn.response in {f"click[{value}]" for value in goal.goal_options.values()}
+        assert "Buy Now" in turn.prompt.split("Current observation")[-1]  # the prompt is an item page
+    # the same seed's expert episodes draw their tasks in another order
+    expert, _ = collect_demonstrations(
+        "WebShop-v0", episodes=6, prompt_builder=BUILDER, env_kwargs=WEBSHOP_RECIPE_ENV, seed=3
+    )
+    assert [t.task_id for t in turns] != [d.task_id for d in expert if d.response.startswith("click[")][:6]
+    again, _ = collect_turns_of_kind(
+        "WebShop-v0", "option", count=6, prompt_builder=BUILDER, env_kwargs=WEBSHOP_RECIPE_ENV, seed=3
+    )
+    assert again == turns
+
+
+@pytest.mark.parametrize(
+    ("env_id", "kind", "kwargs", "message"),
+    [
+        ("SearchQA-v0", "option", {}, "names no action kind 'option' .its kinds: none"),
+        ("WebShop-v0", "opton", {}, "its kinds: search, back, next"),
+        ("WebShop-v0", "option", {"max_episodes": 1, "count": 5}, "played [0-2] 'option' turns in 1 episodes, fewer"),
+        ("WebShop-v0", "option", {"count": 0}, "count must be an integer >= 1"),
+    ],
+)
+def test_turns_of_a_kind_refuse_what_cannot_be_met(env_id, kind, kwargs, message):
+    with pytest.raises(ValueError, match=message):
+        collect_turns_of_kind(env_id, kind, **{"count": 2, **kwargs}, prompt_builder=BUILDER)
