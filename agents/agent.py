@@ -77,7 +77,7 @@ class GRPOAgent:
             config = dataclasses.replace(config, credit=self.credit)
         config = with_run_folder(config, config.credit, env)  # output_dir=None: a new runs/<rule>-<env>-<n>
         self.config = config
-        config.check_credit()  # before the model loads: a bad option fails in a second, naming it
+        config.credit_choice  # noqa: B018  (before the model loads: a bad option fails in a second, naming it)
         config.check_env(env)  # before the model loads: a misspelt env keyword fails in a second
         self.model_name = str(model)
         self.env_id = env

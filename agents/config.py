@@ -41,7 +41,7 @@ from dataclasses import dataclass, field
 from typing import Annotated, Any, ClassVar, Literal
 
 from agentenvs.core.checks import NON_EMPTY, Bounds, require
-from agents.algorithms import CREDIT_RULES, credit_options_of
+from agents.algorithms import CREDIT_RULES, CreditChoice
 from agents.algorithms.grpo import ScaleRewards
 from agents.algorithms.loss import LossType
 from agents.policy.decoding import Decode, check_compile_decode
@@ -217,13 +217,26 @@ class GRPOConfig(LoraSettings, OptimSettings, ResponseSettings, EvalSettings, Pr
             self.credit,
         )
         # Options with the default rule are for the rule an agent class sets later
-        # (ORSDAgent(config=GRPOConfig(credit_options=...))); that replace checks them, before any model loads.
+        # (ORSDAgent(config=GRPOConfig(credit_options=...))); that replace parses them, before any model loads.
+        self._credit_choice: tuple[str, dict[str, Any], CreditChoice] | None = None
         if not (self.credit == DEFAULT_CREDIT and self.credit_options):
-            self.check_credit()
+            self.credit_choice  # noqa: B018  (parses and keeps the choice)
 
-    def check_credit(self) -> None:
-        """Checks ``credit_options`` against the options class of the rule ``credit`` names."""
-        credit_options_of(self.credit, self.credit_options)
+    @property
+    def credit_choice(self) -> CreditChoice:
+        """The rule ``credit`` names with ``credit_options`` typed, parsed once (again only if either field changed).
+
+        Raises:
+            ValueError: naming an unknown option or a bad value.
+        """
+        kept = self._credit_choice
+        if kept is None or kept[:2] != (self.credit, dict(self.credit_options)):
+            kept = self._credit_choice = (
+                self.credit,
+                dict(self.credit_options),
+                CreditChoice.parse(self.credit, self.credit_options),
+            )
+        return kept[2]
 
     @property
     def rollouts_per_step(self) -> int:

@@ -16,13 +16,13 @@ built-in ones; adding a rule is one module (or folder) here and one import below
 
 from agents.algorithms.base import (
     CREDIT_RULES,
+    CreditChoice,
     CreditConfig,
     CreditContext,
     CreditResult,
     CreditRule,
     NoOptions,
     broadcast_to_tokens,
-    credit_options_of,
     make_credit_rule,
     register_credit_rule,
 )
@@ -54,7 +54,7 @@ __all__ = [
     "aggregate_loss",
     "broadcast_to_tokens",
     "clipped_surrogate",
-    "credit_options_of",
+    "CreditChoice",
     "group_mean_std",
     "grpo_advantages",
     "k3_kl",

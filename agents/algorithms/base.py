@@ -184,9 +184,14 @@ class CreditRule(abc.ABC):
     """Whether :meth:`compute` plays the policy on from the turns' states
     (``context.continuations``); the trainer then makes the player and records the states."""
 
-    def __init__(self, config: CreditConfig | None = None) -> None:
+    def __init__(self, config: CreditConfig | None = None, opts: Any = None) -> None:
         self.config = config
-        self.opts: Any = options_from_dict(self.options_type, self.options, self.name or type(self).__name__)
+        # opts: the typed options where the caller parsed them (CreditChoice.build); else parsed here
+        self.opts: Any = (
+            options_from_dict(self.options_type, self.options, self.name or type(self).__name__)
+            if opts is None
+            else opts
+        )
 
     @property
     def reuses_prompt_caches(self) -> bool:
@@ -241,26 +246,56 @@ def register_credit_rule(name: str) -> Callable[[type[CreditRule]], type[CreditR
     return decorate
 
 
-def credit_options_of(name: str, values: Mapping[str, Any] | None) -> Any:
-    """The typed options of the registered rule ``name`` from ``values`` (each option checked).
-
-    Raises:
-        ValueError: naming an unknown rule, an unknown option or a bad value.
-    """
+def credit_rule_class(name: str) -> type[CreditRule]:
+    """The registered rule ``name`` (ValueError naming it and the registered ones)."""
     if name not in CREDIT_RULES:
         raise ValueError(f"credit={name!r} is not a registered credit rule; choose one of {sorted(CREDIT_RULES)}")
-    return options_from_dict(CREDIT_RULES[name].options_type, values, name)
+    return CREDIT_RULES[name]
+
+
+@dataclass(frozen=True)
+class CreditChoice:
+    """A registered rule and its typed options: ``credit`` and ``credit_options`` parsed once.
+
+    ``GRPOConfig.credit_choice`` holds the one its fields name; the trainer builds the rule from it.
+
+    >>> CreditChoice.parse("grpo", {}).options
+    NoOptions()
+    >>> CreditChoice.parse("gpro", {})
+    Traceback (most recent call last):
+    ...
+    ValueError: credit='gpro' is not a registered credit rule; choose one of [...]
+
+    Attributes:
+        rule: The rule's class (``CREDIT_RULES[credit]``).
+        options: Its ``options_type`` made from ``credit_options`` (each option checked).
+    """
+
+    rule: type[CreditRule]
+    options: Any
+
+    @classmethod
+    def parse(cls, name: str, values: Mapping[str, Any] | None) -> CreditChoice:
+        """The rule ``name`` with ``values`` as its typed options.
+
+        Raises:
+            ValueError: naming an unknown rule (and the registered ones), an unknown option or a bad value.
+        """
+        rule = credit_rule_class(name)
+        return cls(rule, options_from_dict(rule.options_type, values, name))
+
+    def build(self, config: CreditConfig | None = None) -> CreditRule:
+        """The rule for ``config`` (whose ``credit_options`` these options were parsed from)."""
+        return self.rule(config, self.options)
 
 
 def make_credit_rule(name: str, config: CreditConfig | None = None) -> CreditRule:
-    """Builds the registered rule ``name`` for ``config``.
+    """Builds the registered rule ``name`` for ``config`` (its options parsed from ``config.credit_options``).
 
     Raises:
-        ValueError: naming the unknown rule and the registered ones.
+        ValueError: naming the unknown rule and the registered ones, or a bad option.
     """
-    if name not in CREDIT_RULES:
-        raise ValueError(f"credit={name!r} is not a registered credit rule; choose one of {sorted(CREDIT_RULES)}")
-    return CREDIT_RULES[name](config)
+    return CreditChoice.parse(name, None if config is None else config.credit_options).build(config)
 
 
 def broadcast_to_tokens(

@@ -17,7 +17,7 @@ Example:
 from __future__ import annotations
 
 import typing
-from typing import Literal
+from typing import Any, Literal
 
 import torch
 
@@ -89,8 +89,8 @@ class GRPOCredit(CreditRule):
     them token by token.
     """
 
-    def __init__(self, config: CreditConfig | None = None) -> None:
-        super().__init__(config)
+    def __init__(self, config: CreditConfig | None = None, opts: Any = None) -> None:
+        super().__init__(config, opts)
         # GRPOConfig has checked both; grpo_advantages checks scale_rewards for direct callers.
         self.scale_rewards: str = "group" if config is None else config.scale_rewards
         self.eps = 1e-4 if config is None else float(config.advantage_eps)

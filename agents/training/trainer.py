@@ -33,7 +33,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import torch
 
-from agents.algorithms.base import CreditContext, CreditResult, make_credit_rule
+from agents.algorithms.base import CreditContext, CreditResult
 from agents.algorithms.loss import policy_loss
 from agents.collection.collector import Collector, TrainingCollector
 from agents.collection.evaluation import evaluate_policy
@@ -118,7 +118,7 @@ class Trainer:
         self.config = config
         self.model_name = model_name
         self.output_dir = Path(str(config.output_dir))
-        self.credit_rule = make_credit_rule(config.credit, config)
+        self.credit_rule = config.credit_choice.build(config)
         config.check_env(env_id)  # a misspelt env keyword fails here, naming the field
         self.prompt_builder = config.prompt_builder()
         env_kwargs = config.env_kwargs_with_limit()

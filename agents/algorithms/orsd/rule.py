@@ -158,8 +158,8 @@ class ORSDCredit(GRPOCredit):
     options_type = ORSDOptions
     opts: ORSDOptions
 
-    def __init__(self, config: CreditConfig | None = None) -> None:
-        super().__init__(config)
+    def __init__(self, config: CreditConfig | None = None, opts: Any = None) -> None:
+        super().__init__(config, opts)
         self._local_verifier_policy: TransformersPolicy | None = None
 
     @property

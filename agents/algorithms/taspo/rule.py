@@ -40,7 +40,7 @@ import torch
 
 from agentenvs.core.checks import Bounds
 from agentenvs.core.trajectory import Trajectory
-from agents.algorithms.base import CreditConfig, CreditContext, CreditResult, register_credit_rule
+from agents.algorithms.base import CreditContext, CreditResult, register_credit_rule
 from agents.algorithms.grpo import GRPOCredit
 from agents.algorithms.privileged.endpoints import CompleteFn
 from agents.algorithms.privileged.environment import combine_privileged, env_privileged_rows
@@ -106,9 +106,6 @@ class TASPOCredit(GRPOCredit):
 
     options_type = TASPOOptions
     opts: TASPOOptions
-
-    def __init__(self, config: CreditConfig | None = None) -> None:
-        super().__init__(config)
 
     @property
     def reuses_prompt_caches(self) -> bool:

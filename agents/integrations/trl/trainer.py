@@ -44,7 +44,7 @@ from accelerate.utils import gather_object
 from trl import GRPOTrainer
 
 from agentenvs.core.trajectory import TrajectoryGroup
-from agents.algorithms.base import CREDIT_RULES, CreditContext, CreditResult, credit_options_of, make_credit_rule
+from agents.algorithms.base import CreditChoice, CreditContext, CreditResult, credit_rule_class
 from agents.integrations.trl.episodes import Episode, Renderers, RowContext, completion_episode
 from agents.integrations.trl.scoring import RowKey, TRLScorer
 from agents.policy.protocol import Policy
@@ -71,21 +71,22 @@ class TRLCreditConfig:
     advantage_eps: float = 1e-4
 
 
-def rule_options(credit: str, options: Mapping[str, Any] | None) -> dict[str, Any]:
-    """``options`` checked against the rule's typed options, with :data:`FIXED_OPTIONS` set where the rule has them.
+def rule_options(credit: str, options: Mapping[str, Any] | None) -> tuple[dict[str, Any], CreditChoice]:
+    """``options`` with :data:`FIXED_OPTIONS` set where the rule has them, and the rule with them parsed.
 
     Raises:
         ValueError: naming an unknown rule, option or bad value, or a rule that plays the policy on
             from saved env states (``credit="vine"``: TRL's rollouts keep no env states).
     """
-    typed = credit_options_of(credit, options)
-    if CREDIT_RULES[credit].needs_continuations:
+    rule = credit_rule_class(credit)
+    if rule.needs_continuations:
         raise ValueError(
             f"CreditGRPOTrainer: credit={credit!r} plays the current policy on from saved env states, which "
             "TRL's rollouts do not keep; train it with agents' own trainer (GRPOAgent(config=GRPOConfig(credit=...)))"
         )
-    names = {f.name for f in dataclasses.fields(typed)}
-    return {**dict(options or {}), **{key: value for key, value in FIXED_OPTIONS.items() if key in names}}
+    names = {f.name for f in dataclasses.fields(rule.options_type)}
+    merged = {**dict(options or {}), **{key: value for key, value in FIXED_OPTIONS.items() if key in names}}
+    return merged, CreditChoice.parse(credit, merged)
 
 
 @dataclass
@@ -134,7 +135,7 @@ class CreditGRPOTrainer(GRPOTrainer):
         score_batch_size: int = 8,
         **kwargs: Any,
     ) -> None:
-        options = rule_options(credit, credit_options)  # before the model loads
+        options, choice = rule_options(credit, credit_options)  # before the model loads
         if score_batch_size < 1:
             raise ValueError(f"CreditGRPOTrainer.score_batch_size must be an integer >= 1, got {score_batch_size}")
         super().__init__(*args, **kwargs)
@@ -146,7 +147,7 @@ class CreditGRPOTrainer(GRPOTrainer):
         scale: Any = cast(Any, self.args).scale_rewards
         scale = {True: "group", False: "none"}.get(scale, scale) if isinstance(scale, bool) else str(scale)
         self.credit_config = TRLCreditConfig(credit, options, scale)
-        self.credit_rule = make_credit_rule(credit, self.credit_config)
+        self.credit_rule = choice.build(self.credit_config)
         self.score_batch_size = int(score_batch_size)
         self.last_credit: CreditStep | None = None
         self._credit_rollout: tuple[list[Any], tuple[Any, ...]] | None = None

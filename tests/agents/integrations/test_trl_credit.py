@@ -15,7 +15,9 @@ import torch
 pytest.importorskip("trl")
 
 import agentenvs  # noqa: E402,F401  (registers the ids)
-from agents.algorithms.base import CreditContext, make_credit_rule  # noqa: E402
+from agents.algorithms.base import CreditChoice, CreditContext, make_credit_rule  # noqa: E402
+from agents.algorithms.gigpo import GiGPOCredit, GiGPOOptions  # noqa: E402
+from agents.algorithms.taspo import TASPOCredit, TASPOOptions  # noqa: E402
 from agents.config import GRPOConfig  # noqa: E402
 from agents.integrations.trl.trainer import CreditStep, rule_options  # noqa: E402
 from tests.support.trl_rollouts import credit_trainer  # noqa: E402
@@ -33,12 +35,10 @@ every turn's support would count as 0 and every weight be 1."""
 
 
 def test_rule_options_fix_the_pi_pass_options_and_check_the_rest():
-    assert rule_options("taspo", {"epsilon_w": 0.3}) == {
-        "epsilon_w": 0.3,
-        "rescore_without_pi": True,
-        "reuse_prompt_cache": True,
-    }
-    assert rule_options("gigpo", None) == {}
+    options, choice = rule_options("taspo", {"epsilon_w": 0.3})
+    assert options == {"epsilon_w": 0.3, "rescore_without_pi": True, "reuse_prompt_cache": True}
+    assert choice == CreditChoice(TASPOCredit, TASPOOptions(**options))  # parsed with the fixed options
+    assert rule_options("gigpo", None) == ({}, CreditChoice(GiGPOCredit, GiGPOOptions()))
     with pytest.raises(ValueError, match=r"unknown taspo credit option\(s\) \['eps'\]"):
         rule_options("taspo", {"eps": 1})
     with pytest.raises(ValueError, match="TASPOOptions.epsilon_w must be"):
