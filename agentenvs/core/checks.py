@@ -43,6 +43,7 @@ Example:
 from __future__ import annotations
 
 import dataclasses
+import difflib
 import math
 import numbers
 import os
@@ -66,6 +67,16 @@ def shown(value: Any) -> str:
     if len(text) > 80:
         text = text[:77] + "..."
     return text.encode("utf-8", "backslashreplace").decode("utf-8")
+
+
+def did_you_mean(name: str, known: Sequence[str]) -> str:
+    """``" (did you mean 'x'?)"`` naming the closest of ``known`` to a misspelt ``name`` ("" when none is close).
+
+    >>> did_you_mean("max_turn", ["max_turns", "split"]), did_you_mean("colour", ["split"])
+    (" (did you mean 'max_turns'?)", '')
+    """
+    close = difflib.get_close_matches(name, list(known), n=1)
+    return f" (did you mean {close[0]!r}?)" if close else ""
 
 
 def _range_text(minimum: float | None, maximum: float | None, min_inclusive: bool, max_inclusive: bool) -> str:

@@ -30,16 +30,17 @@ from __future__ import annotations
 
 import copy
 import dataclasses
+import functools
 import inspect
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Self
 
 import gymnasium as gym
 from gymnasium.envs.registration import EnvSpec
 
 from agentenvs.core.actions import ACTION_FORMATS
-from agentenvs.core.checks import check_bool, check_choice, check_int, shown
+from agentenvs.core.checks import check_bool, check_choice, check_int, did_you_mean, shown
 from agentenvs.core.parsers import Projection, sanitize_model_text
 from agentenvs.core.privileged import PRIVILEGED_KEY, copy_json
 from agentenvs.core.snapshots import (
@@ -76,6 +77,15 @@ class Outcome:
     info: dict[str, Any] = field(default_factory=dict)
 
 
+@functools.cache
+def _keywords(cls: type) -> frozenset[str] | None:
+    """The keyword arguments ``cls``'s constructor takes (None: any, it takes ``**kwargs``)."""
+    parameters = inspect.signature(cls.__init__).parameters  # type: ignore[misc]
+    if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters.values()):
+        return None
+    return frozenset(name for name, p in parameters.items() if name != "self" and p.kind is not p.VAR_POSITIONAL)
+
+
 class TextEnv(gym.Env[str, str]):
     """Base of text environments; subclasses implement the world.
 
@@ -108,6 +118,18 @@ class TextEnv(gym.Env[str, str]):
     ``wrappers.StripPrivileged`` removes them too."""
     action_kinds: ClassVar[tuple[str, ...]] = ()
     """The kinds :meth:`action_kind` names (empty: the env names none)."""
+
+    def __new__(cls, *args: Any, **kwargs: Any) -> Self:
+        # A misspelt keyword (gym.make("WebShop-v0", max_turn=5)) is named with the closest one the
+        # constructor takes, where Python's own TypeError would name it alone.
+        accepted = _keywords(cls)
+        for key in kwargs:
+            if accepted is not None and key not in accepted:
+                raise TypeError(
+                    f"{cls.__name__} takes no argument {key!r}{did_you_mean(key, sorted(accepted))}; "
+                    f"it takes: {', '.join(sorted(accepted))}"
+                )
+        return super().__new__(cls)
 
     def __init__(
         self,

@@ -33,7 +33,7 @@ from typing import Any, Literal
 import gymnasium as gym
 from gymnasium.envs.registration import WrapperSpec, load_env_creator
 
-from agentenvs.core.checks import check_value
+from agentenvs.core.checks import check_value, did_you_mean
 from agentenvs.core.env import TextEnv
 
 ONE_TURN_LIMIT = WrapperSpec("OneTurnLimit", "agentenvs.core.registration:one_turn_limit", {})
@@ -159,7 +159,7 @@ def check_env_kwargs(owner: str, name: str, env_id: str, kwargs: Mapping[str, An
     >>> check_env_kwargs("GRPOConfig", "env_kwargs", "SearchQA-v0", {"topk": 2})
     Traceback (most recent call last):
     ...
-    ValueError: GRPOConfig.env_kwargs has 'topk', which SearchQA-v0 does not take; it takes: ...
+    ValueError: GRPOConfig.env_kwargs has 'topk', which SearchQA-v0 does not take (did you mean 'top_k'?); it takes: ...
     """
     constructor = env_constructor(env_id)
     target = constructor.__init__ if isinstance(constructor, type) else constructor  # type: ignore[misc]
@@ -176,7 +176,8 @@ def check_env_kwargs(owner: str, name: str, env_id: str, kwargs: Mapping[str, An
     for key, value in kwargs.items():
         if key not in accepted:
             raise ValueError(
-                f"{owner}.{name} has {_short(key)}, which {env_id} does not take; it takes: {', '.join(accepted)}"
+                f"{owner}.{name} has {_short(key)}, which {env_id} does not take{did_you_mean(str(key), accepted)}; "
+                f"it takes: {', '.join(accepted)}"
             )
         annotation = hints.get(key)
         scalar = annotation in (int, float, bool) or typing.get_origin(annotation) is Literal

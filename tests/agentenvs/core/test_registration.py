@@ -13,8 +13,26 @@ def test_plain_and_namespaced_ids_work():
 
 
 def test_unknown_kwargs_are_named():
-    with pytest.raises(TypeError, match="colour"):
+    with pytest.raises(TypeError, match="SearchQAEnv takes no argument 'colour'; it takes: cache_index, "):
         gym.make("SearchQA-v0", colour="red")
+
+
+@pytest.mark.parametrize(
+    ("env_id", "key", "close"),
+    [
+        ("SearchQA-v0", "topk", "top_k"),
+        ("WebShop-v0", "max_turn", "max_turns"),
+        ("ALFWorld-v0", "task_type", "task_types"),
+        ("Umbrella-v0", "lenght", "length"),
+    ],
+)
+def test_a_misspelt_keyword_is_answered_with_the_closest_one(env_id, key, close):
+    from agentenvs.core.registration import check_env_kwargs
+
+    with pytest.raises(TypeError, match=f"takes no argument '{key}' \\(did you mean '{close}'\\?\\); it takes: "):
+        gym.make(env_id, **{key: 1})
+    with pytest.raises(ValueError, match=f"has '{key}', which {env_id} does not take \\(did you mean '{close}'\\?\\)"):
+        check_env_kwargs("GRPOConfig", "env_kwargs", env_id, {key: 1})
 
 
 def test_registration_is_idempotent():
