@@ -105,7 +105,8 @@ class ViewArgs:
     """The credit viewer: a local web app over run folders (curves, steps, groups, per-token credit)."""
 
     runs: tyro.conf.Positional[tuple[str, ...]] = ()
-    """Run folders (a training run's output_dir; several are overlaid for comparison)."""
+    """Run folders (a training run's output_dir; several are overlaid for comparison); none: every run
+    folder under runs/ (each folder there that holds a metrics.jsonl)."""
     port: int = 5000
     """Port to serve on."""
     host: str = "127.0.0.1"
@@ -280,12 +281,17 @@ def run_quickstart(args: QuickstartArgs) -> dict[str, object]:
 
 def run_view(args: ViewArgs) -> None:
     """Serves the viewer over the run folders until interrupted."""
+    from agents.runs.folders import RUNS_ROOT, run_folders_under
     from agents.viewer import serve
 
-    if not args.runs:
-        raise SystemExit("python -m agents view: give one or more run folders (RUN_DIR [RUN_DIR ...])")
+    runs = args.runs or tuple(str(path) for path in run_folders_under(RUNS_ROOT))
+    if not runs:
+        raise SystemExit(
+            f"python -m agents view: no run folders under {RUNS_ROOT}/ (none holds a metrics.jsonl); "
+            "give one or more run folders (RUN_DIR [RUN_DIR ...])"
+        )
     try:
-        serve(args.runs, host=args.host, port=args.port)
+        serve(runs, host=args.host, port=args.port)
     except ValueError as error:
         raise SystemExit(f"python -m agents view: {error}") from None
 

@@ -35,6 +35,21 @@ _UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
 C = TypeVar("C", bound=RunSettings)
 
 
+def run_folders_under(root: str | os.PathLike[str] = RUNS_ROOT) -> list[Path]:
+    """The run folders under ``root`` (each folder that holds a ``metrics.jsonl``), sorted; [] if there is none.
+
+    >>> import tempfile
+    >>> root = Path(tempfile.mkdtemp())
+    >>> for folder in ("quickstart/rl", "quickstart/sft", "grpo-SearchQA-v0-1", "empty"):
+    ...     (root / folder).mkdir(parents=True)
+    >>> for folder in ("quickstart/rl", "quickstart/sft", "grpo-SearchQA-v0-1"):
+    ...     _ = (root / folder / "metrics.jsonl").write_text("")
+    >>> [str(path.relative_to(root)) for path in run_folders_under(root)]
+    ['grpo-SearchQA-v0-1', 'quickstart/rl', 'quickstart/sft']
+    """
+    return sorted(path.parent for path in Path(root).rglob("metrics.jsonl") if path.is_file())
+
+
 def run_folder_prefix(rule: str, env_id: str) -> str:
     """``<rule>-<env>``, with characters a folder name should not hold (``:``, ``/``) as ``_``."""
     return _UNSAFE.sub("_", f"{rule}-{env_id}")

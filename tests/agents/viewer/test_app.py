@@ -4,6 +4,7 @@ import json
 import re
 import shutil
 from html.parser import HTMLParser
+from pathlib import Path
 
 import pytest
 from markupsafe import escape
@@ -219,8 +220,20 @@ def test_the_curves_svg_overlays_the_chosen_runs(run_folder, tmp_path):
 def test_the_view_command_names_a_missing_folder(tmp_path):
     with pytest.raises(SystemExit, match="run folder .*nowhere.* does not exist"):
         main(["view", str(tmp_path / "nowhere")])
-    with pytest.raises(SystemExit, match="give one or more run folders"):
+
+
+def test_the_view_command_without_folders_serves_every_run_under_runs(tmp_path, monkeypatch, run_folder):
+    import agents.viewer
+
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(SystemExit, match="no run folders under runs/ .none holds a metrics.jsonl.; give one or more"):
         main(["view"])
+    shutil.copytree(run_folder, tmp_path / "runs" / "quickstart" / "rl")
+    (tmp_path / "runs" / "scratch").mkdir()  # no metrics.jsonl: not a run
+    served = []
+    monkeypatch.setattr(agents.viewer, "serve", lambda folders, **_: served.append(list(folders)))
+    main(["view"])
+    assert served == [[str(Path("runs") / "quickstart" / "rl")]]
 
 
 def test_a_gigpo_turn_shows_its_step_group_and_links_the_turns_that_share_it(tmp_path):
