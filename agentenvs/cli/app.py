@@ -118,7 +118,7 @@ def _info(args: InfoArgs) -> int:
     print(f"{found.env_id}  {_plain(found.summary)}")
     rows: list[tuple[str, str]] = [
         ("entry point", found.entry_point),
-        ("spec", f"max_episode_steps={spec.max_episode_steps}, kwargs={spec.kwargs}"),
+        ("registered kwargs", str(spec.kwargs)),
     ]
     if found.datasets is not None:
         rows.append((f"datasets ({found.datasets.argument}=)", found.datasets.shown()))
@@ -163,7 +163,7 @@ def _info(args: InfoArgs) -> int:
             ("  it reads", _plain(doc[0]) if doc else text_env.action_format),
             ("action space", str(env.action_space)),
             ("observation space", str(env.observation_space)),
-            ("max turns", str(text_env.max_turns)),
+            ("max turns", f"{text_env.max_turns} (gym.make's limit, env.spec.max_episode_steps; max_turns= sets it)"),
             ("tasks", f"{len(text_env.task_ids)} (with the env arguments given)"),
         ]
     for name, value in rows:

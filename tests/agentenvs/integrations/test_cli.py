@@ -97,6 +97,8 @@ def test_info_shows_spec_action_format_modes_splits_and_tasks(capsys):
     out = run_main(["info", "WebShop-v0", "--env-arg", "split=test", "--env-arg", 'observation_mode="html"'], capsys)
     tasks = len(gym.make("WebShop-v0", split="test").unwrapped.task_ids)
     assert f"tasks:                    {tasks} " in out
+    limit = gym.make("WebShop-v0").spec.max_episode_steps
+    assert f"max turns:                {limit} (gym.make's limit" in out and "max_episode_steps=None" not in out
     assert "text (default), text_rich, text_compact, html (observation_mode=)" in out
     assert "raw (default), think_action, think_action_strict, search_answer (action_format=)" in out
     assert "listed in info['admissible_actions']" in out
