@@ -207,7 +207,7 @@ def run_endpoint_eval(args: EvalArgs) -> dict[str, float]:
 
     from agents.collection.collector import Collector
     from agents.collection.evaluation import evaluate_policy
-    from agents.policy.openai_policy import OpenAIPolicy
+    from agents.policy.openai_policy import OpenAIPolicy, PolicyServerError
 
     config, endpoint = args.config, str(args.endpoint)
     if args.run is not None:
@@ -229,6 +229,11 @@ def run_endpoint_eval(args: EvalArgs) -> dict[str, float]:
         concurrency=args.concurrency,
         seed=config.seed,
     )
+    try:
+        policy.check_server()  # before the envs are built (an ALFWorld pool takes minutes)
+    except PolicyServerError:
+        policy.close()
+        raise
     env_kwargs = config.evaluation_env_kwargs(args.env)
     collector = Collector(
         policy,

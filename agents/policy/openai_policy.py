@@ -222,6 +222,14 @@ class OpenAIPolicy:
         limit = (max_new_tokens or self.max_new_tokens) * MAX_CHARS_PER_TOKEN
         return [self._generation(prompt, reply, stops, limit) for prompt, reply in zip(prompts, replies, strict=True)]
 
+    def check_server(self) -> None:
+        """Sends one greedy one-token request, so that a wrong URL, model or key fails before anything else is built.
+
+        Raises:
+            PolicyServerError: naming what failed (as :meth:`generate` does).
+        """
+        self._complete(self._request("ping", None, 1, True, ()))
+
     def close(self) -> None:
         """Closes the HTTP client."""
         self.client.close()

@@ -21,7 +21,9 @@ def test_eval_plays_a_served_model_through_our_prompts(capsys):
              "--concurrency", "2", "--config.no-progress", "--config.env-kwargs", "max_turns", "2"]
         )  # fmt: skip
     printed = capsys.readouterr().out
-    assert code == 0 and len(log.requests) == 3  # one answer ends each episode
+    assert code == 0 and len(log.requests) == 1 + 3  # the server checked first, then one answer ends each episode
+    assert log.requests[0]["max_tokens"] == 1 and log.requests[0]["messages"][-1]["content"] == "ping"
+    log.requests.pop(0)
     assert "eval/success_rate: 0" in printed and "eval/mean_episode_length: 1" in printed
     assert "eval/invalid_rate: 0" in printed  # the stripped </answer> was put back: a valid answer
     assert "Answer the question" in log.requests[0]["messages"][-1]["content"]  # our prompt builder's text
@@ -39,6 +41,23 @@ def test_eval_names_an_unreachable_server_without_a_traceback(capsys):
     err = capsys.readouterr().err
     assert code == 1 and f"error: policy server http://127.0.0.1:{port}/v1 (model 'm'): cannot connect" in err
     assert "Traceback" not in err
+
+
+def test_eval_checks_the_server_before_it_builds_the_envs(capsys, monkeypatch):
+    import agents.collection.collector
+
+    def never(*args, **kwargs):
+        raise AssertionError("the envs were built before the server was checked")
+
+    monkeypatch.setattr(agents.collection.collector, "Collector", never)
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    code = main(
+        ["eval", "--endpoint", f"http://127.0.0.1:{port}/v1", "--model", "m", "--env", "ALFWorld-v0",
+         "--episodes", "2", "--max-retries", "0", "--config.no-progress"]
+    )  # fmt: skip
+    assert code == 1 and "cannot connect" in capsys.readouterr().err
 
 
 def test_eval_refuses_endpoint_with_a_run(capsys):
