@@ -109,10 +109,7 @@ def _warm_start_then_grpo(
             eval_every=0,
             save_every=1,
         ),
-        # The bare model is not evaluated before cloning: it plays every WebShop and ALFWorld turn invalid
-        # (0.000 / 0.000 / 1.000), and that evaluation cost 109 s of a 17-minute quick start on a slow AMD
-        # EPYC (`python -m agents quickstart --eval-start` runs it).
-        sft=_frozen(expert_episodes=32, invalid_action_rate=0.1, epochs=3, batch_size=8, eval_before=False),
+        sft=_frozen(expert_episodes=32, invalid_action_rate=0.1, epochs=3, batch_size=8),
     )
 
 
@@ -197,7 +194,7 @@ RECIPES: Mapping[str, Recipe] = MappingProxyType(
             # Four optimiser passes over each batch: at one pass GRPO learned not even the one-turn
             # Umbrella in the lab's budget (benchmarks/results/credit_lab/results.md, calibration).
             rl=_frozen(num_groups=4, group_size=4, num_iterations=4, temperature=1.0, eval_every=8, save_every=8),
-            sft=_frozen(expert_episodes=96, epochs=2, batch_size=16, eval_before=False),
+            sft=_frozen(expert_episodes=96, epochs=2, batch_size=16),
         ),
     }
 )

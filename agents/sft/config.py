@@ -67,7 +67,7 @@ class SFTConfig(LoraSettings, OptimSettings, ResponseSettings, EvalSettings, Pro
     DEFAULTS: ClassVar[Mapping[str, Any]] = {
         "learning_rate": 2e-4,
         "lora": True,  # the adapter is merged into the saved model
-        "eval_episodes": 32,  # played greedily before (eval_before) and after training; 0: none
+        "eval_episodes": 32,  # played greedily after training (and before, with eval_before); 0: none
         "max_new_tokens": 64,  # at evaluation
     }
 
@@ -77,10 +77,10 @@ class SFTConfig(LoraSettings, OptimSettings, ResponseSettings, EvalSettings, Pro
     batch_size: Count = 8
     """Demonstrations per optimizer step (the loss is the mean over their response tokens)."""
     # -- evaluation ----------------------------------------------------------------------------
-    eval_before: bool = True
-    """Evaluate the model before cloning too (the run's step 0); False skips that evaluation (the
-    quick start's: a bare chat model plays every WebShop turn invalid, and the evaluation costs as
-    much as the one after cloning)."""
+    eval_before: bool = False
+    """Evaluate the model before cloning too (the run's step 0). Off by default, as in every recipe: a
+    bare chat model plays every WebShop and ALFWorld turn invalid, and the evaluation costs as much as
+    the one after cloning."""
 
     RESUME_MAY_CHANGE: ClassVar[frozenset[str]] = RunSettings.RESUME_MAY_CHANGE | {"epochs", "eval_before"}
     """Besides the run fields, ``epochs`` (a resumed run may train for more epochs) and ``eval_before``

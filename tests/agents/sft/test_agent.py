@@ -38,11 +38,13 @@ def sft_config(tmp_path, **overrides):
 
 @pytest.mark.parametrize("trunk_dtype", [None, "bfloat16"])
 def test_sft_output_loads_as_the_start_of_an_rl_run(tmp_path, tiny_model_path, trunk_dtype):
-    sft = SFTAgent(str(tiny_model_path), "SearchQA-v0", sft_config(tmp_path, trunk_dtype=trunk_dtype))
+    config = sft_config(tmp_path, trunk_dtype=trunk_dtype, eval_before=True)
+    sft = SFTAgent(str(tiny_model_path), "SearchQA-v0", config)
     final = sft.learn()
     run = tmp_path / "sft"
     records = [json.loads(line) for line in (run / "metrics.jsonl").read_text().splitlines()]
     assert records[0]["step"] == 0 and "eval/success_rate" in records[0] and records[0]["demonstrations/episodes"] == 3
+    assert not SFTConfig().eval_before  # the default skips the bare model (as every recipe does)
     assert "train/loss" in records[1] and final["step"] == records[-1]["step"] > 0 and "eval/invalid_rate" in final
     assert (run / "model" / "model.safetensors").is_file() and (run / "demonstrations.jsonl").is_file()
     assert json.loads((run / "config.json").read_text())["kind"] == "sft"
