@@ -30,7 +30,6 @@ from __future__ import annotations
 
 import copy
 import dataclasses
-import functools
 import inspect
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -77,13 +76,17 @@ class Outcome:
     info: dict[str, Any] = field(default_factory=dict)
 
 
-@functools.cache
+_KEYWORDS: dict[type, frozenset[str] | None] = {}
+
+
 def _keywords(cls: type) -> frozenset[str] | None:
-    """The keyword arguments ``cls``'s constructor takes (None: any, it takes ``**kwargs``)."""
-    parameters = inspect.signature(cls.__init__).parameters  # type: ignore[misc]
-    if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters.values()):
-        return None
-    return frozenset(name for name, p in parameters.items() if name != "self" and p.kind is not p.VAR_POSITIONAL)
+    """The keyword arguments ``cls``'s constructor takes (None: any, it takes ``**kwargs``); read once a class."""
+    if cls not in _KEYWORDS:
+        parameters = inspect.signature(cls.__init__).parameters  # type: ignore[misc]
+        takes_any = any(p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters.values())
+        names = (name for name, p in parameters.items() if name != "self" and p.kind is not p.VAR_POSITIONAL)
+        _KEYWORDS[cls] = None if takes_any else frozenset(names)
+    return _KEYWORDS[cls]
 
 
 class TextEnv(gym.Env[str, str]):
