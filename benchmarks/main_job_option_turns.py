@@ -134,8 +134,11 @@ def report_lines(records: list[dict[str, Any]]) -> list[str]:
                 )
         gains = [runs[s]["stages"]["end"]["success_rate"] - base[s]["stages"]["end"]["success_rate"] for s in paired]
         mean, half = interval(gains)
-        adopted = len(paired) >= len(SEEDS) and mean - half > 0
-        lines += ["", f"Decision ({DECISION}): **N = {count} {'adopted' if adopted else 'not adopted'}**."]
+        if len(paired) < len(SEEDS):
+            verdict = f"pending ({len(paired)} of the {len(SEEDS)} seeds paired)"
+        else:
+            verdict = "adopted" if mean - half > 0 else "not adopted"
+        lines += ["", f"Decision ({DECISION}): **N = {count} {verdict}**."]
     machines = sorted({record["machine"] for record in records})
     lines += ["", f"Machines: {', '.join(machines)}."]
     return lines
