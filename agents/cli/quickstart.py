@@ -21,7 +21,8 @@ Presets (``python -m agents quickstart --preset NAME``), each an env's recipe fr
   them the warm-started model invents option values: invalid rate 0.37 against 0.08), an empty
   system prompt and preamble, and the expert searching the instruction before its option and
   price clauses (``expert_query="product"``: responses of at most ~30 tokens instead of ~50).
-  About 250 prompt tokens a turn. The expert is the env's ``expert_action`` (32 episodes, 3 epochs); then
+  About 250 prompt tokens a turn. The expert is the env's ``expert_action`` (32 episodes and 128
+  further option turns, 3 epochs: without those RL learns to buy without choosing an option); then
   8 GRPO steps of 4 goals x 4 rollouts. GRPO, not TASPO: TASPO takes its PI from successful
   siblings, and the warm-started model wins rarely (3 % of the report goals, 11 % of the tuning goals), so its credit would
   mostly be GRPO's at the cost of a rescoring pass.
@@ -241,9 +242,10 @@ def describe(preset: Preset) -> str:
         before = f"evaluate the model on {goals}, " if preset.sft.eval_before else ""
         after = "evaluate again" if preset.sft.eval_before else f"evaluate on {goals}"
         demonstrator = "uniform demonstrator (the format, not the answer)" if uniform else "expert"
+        extra = "".join(f", {count} further {kind} turns" for kind, count in preset.sft.extra_expert_turns.items())
         lines.append(
             f"  1/2 warm start: {before}clone the env's {demonstrator} "
-            f"({preset.sft.expert_episodes} episodes, {preset.sft.epochs} epochs), {after}"
+            f"({preset.sft.expert_episodes} episodes{extra}, {preset.sft.epochs} epochs), {after}"
         )
     each = f"{', '.join(credit for credit, _ in preset.race)} from the same start, each " if preset.race else ""
     lines.append(
