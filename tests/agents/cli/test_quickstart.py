@@ -99,7 +99,10 @@ def test_the_first_lines_say_what_will_happen_and_how_long() -> None:
     assert "runs/quickstart-webshop/" in text
     assert "1/1 RL" in describe(PRESETS["searchqa"])
     # The bare model is evaluated only when asked (--eval-start): it plays every WebShop turn invalid.
-    assert "clone the env's expert (32 episodes, 128 further option turns, 3 epochs), evaluate on 32 held-out goals" in text
+    assert (
+        "clone the env's expert (32 episodes, 128 further option turns, 3 epochs), evaluate on 32 held-out goals"
+        in text
+    )
     asked = describe(PRESETS["webshop"].with_start_evaluation())
     assert "evaluate the model on 32 held-out goals (eval split), greedy, clone" in asked
     assert PRESETS["searchqa"].with_start_evaluation() == PRESETS["searchqa"]  # RL alone evaluates its step 0
