@@ -176,9 +176,7 @@ def _warm_start_then_grpo(
 PRESETS: dict[str, Preset] = {
     # minutes: measured on 2 idle cores without bf16 units (float32 trunk); bf16_minutes: with them (bf16 trunk).
     # The sittings behind both: docs/multiturn-training.md.
-    "webshop": _warm_start_then_grpo(
-        "WebShop-v0", total_steps=8, output_dir="runs/quickstart-webshop", minutes=10.5, bf16_minutes=5
-    ),
+    "webshop": _warm_start_then_grpo("WebShop-v0", total_steps=8, output_dir="runs/quickstart-webshop", minutes=16),
     "alfworld": _warm_start_then_grpo("ALFWorld-v0", total_steps=6, output_dir="runs/quickstart-alfworld", minutes=32),
     "credit-lab": Preset(
         env="Umbrella-v0",
@@ -210,10 +208,16 @@ def _announced_time(preset: Preset) -> str:
     """The first lines' time estimate: the one measured with the trunk dtype this machine runs."""
     slower = "up to ~2.9x that on a slower machine"
     rl = preset.rl
-    if preset.bf16_minutes is None or rl.trunk_dtype is None:  # LoraSettings checked that a trunk_dtype has a trunk
+    if rl.trunk_dtype is None or (preset.bf16_minutes is None and preset.minutes is None):
+        # LoraSettings checked that a trunk_dtype has a trunk
         return "" if preset.minutes is None else f"about {preset.minutes:g} min on 2 idle CPU cores ({slower}); "
     here = torch.device(rl.device)
     bf16 = resolve_trunk_dtype(rl.trunk_dtype, dtype=torch_dtype(rl.dtype), device=here, has_trunk=True)
+    if bf16 == torch.bfloat16 and preset.bf16_minutes is None:
+        return (
+            f"about {preset.minutes:g} min on 2 idle CPU cores without bf16 units, less here (the frozen layers "
+            "run in bf16 on this CPU; not measured); "
+        )
     if bf16 == torch.bfloat16:
         return (
             f"about {preset.bf16_minutes:g} min on 2 idle CPU cores with bf16 units (the frozen layers run in bf16 "
