@@ -26,7 +26,14 @@ import torch
 
 import agentenvs  # noqa: F401  (registers the envs)
 from agents.config import GRPOConfig
-from agents.policy import TransformersPolicy
+from agents.policy import (
+    ChatSettings,
+    DecodeSettings,
+    PrefillSettings,
+    SamplingSettings,
+    TransformersPolicy,
+    WeightSettings,
+)
 from agents.reports.plotting import plot_learning_curve
 from agents.runs.folders import with_run_folder
 from agents.training.trainer import METRICS_FILE, Trainer
@@ -37,21 +44,20 @@ def build_policy(model: str | os.PathLike[str], config: GRPOConfig, stop: tuple[
     torch.manual_seed(config.seed)
     return TransformersPolicy(
         model,
-        dtype=config.dtype,
-        trunk_dtype=config.trunk_dtype,
-        device=config.device,
-        lora=config.lora_options(),
-        reference=config.beta > 0,
-        temperature=config.temperature,
-        top_p=config.top_p,
-        decode=config.decode,
-        compile_decode=config.compile_decode,
-        max_new_tokens=config.max_new_tokens,
-        stop=stop,
-        system_prompt=config.system_prompt,
-        response_prefix=config.response_prefix,
+        weights=WeightSettings(
+            dtype=config.dtype,
+            trunk_dtype=config.trunk_dtype,
+            device=config.device,
+            lora=config.lora_options(),
+            reference=config.beta > 0,
+        ),
+        sampling=SamplingSettings(
+            temperature=config.temperature, top_p=config.top_p, max_new_tokens=config.max_new_tokens, stop=stop
+        ),
+        chat=ChatSettings(system_prompt=config.system_prompt, response_prefix=config.response_prefix),
+        decoding=DecodeSettings(decode=config.decode, compile_decode=config.compile_decode),
+        prefill=PrefillSettings(prompt_lookup_num_tokens=config.prompt_lookup_num_tokens),
         seed=config.seed,
-        prompt_lookup_num_tokens=config.prompt_lookup_num_tokens,
     )
 
 

@@ -25,6 +25,8 @@ import time
 
 import torch
 
+from agents.policy import SamplingSettings, ScoreSettings, WeightSettings
+
 H200_BANDWIDTH_BYTES_PER_S = 4.8e12
 
 
@@ -89,7 +91,11 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as folder:
         build_model_folder(folder)
         policy = TransformersPolicy(
-            folder, dtype="bfloat16", device="cuda", max_new_tokens=new, seed=0, score_batch_size=batch
+            folder,
+            weights=WeightSettings(dtype="bfloat16", device="cuda"),
+            sampling=SamplingSettings(max_new_tokens=new),
+            scoring=ScoreSettings(score_batch_size=batch),
+            seed=0,
         )
     policy.eos_token_ids = {-1}  # decode exactly `new` tokens everywhere
     model = policy.model

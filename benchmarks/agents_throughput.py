@@ -21,7 +21,7 @@ import time
 import torch
 
 from agents.algorithms.loss import policy_loss
-from agents.policy import TransformersPolicy, selective_logprobs
+from agents.policy import SamplingSettings, TransformersPolicy, selective_logprobs
 from agents.policy.decoding import DecodeSettings, make_decoder
 from agents.rollout import RolloutBatch, RolloutRow
 
@@ -43,7 +43,7 @@ def timed(function, repeats: int) -> float:
 
 
 def benchmark(model: str, batch_size: int, new_tokens: int, repeats: int) -> None:
-    policy = TransformersPolicy(model, max_new_tokens=new_tokens, seed=0)
+    policy = TransformersPolicy(model, sampling=SamplingSettings(max_new_tokens=new_tokens), seed=0)
     policy.eos_token_ids = {-1}  # never stop early: both sides produce exactly new_tokens tokens
     prompts = [f"{PROMPT} (variant {i})" for i in range(batch_size)]
     tokens = batch_size * new_tokens

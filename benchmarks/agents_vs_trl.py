@@ -25,7 +25,7 @@ import torch
 
 from agents.algorithms.base import CreditContext, make_credit_rule
 from agents.config import GRPOConfig
-from agents.policy import TransformersPolicy
+from agents.policy import SamplingSettings, TransformersPolicy
 from agents.policy.models import resolve_model
 from agents.rollout import RolloutBatch, RolloutRow
 from agents.training.trainer import Trainer
@@ -50,7 +50,7 @@ def ours(model_path: str, num_prompts: int, group_size: int, new_tokens: int, st
         tensorboard=False,
         progress=False,
     )
-    policy = TransformersPolicy(model_path, max_new_tokens=new_tokens, seed=0)
+    policy = TransformersPolicy(model_path, sampling=SamplingSettings(max_new_tokens=new_tokens), seed=0)
     policy.eos_token_ids = {-1}
     trainer = Trainer(policy, "SearchQA-v0", config)  # the env is unused: we feed the batch ourselves
     rule = make_credit_rule("grpo", config)

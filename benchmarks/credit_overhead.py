@@ -32,7 +32,7 @@ import torch
 from agentenvs.core.prompts import PromptBuilder
 from agents.algorithms.base import CreditContext, make_credit_rule
 from agents.config import GRPOConfig
-from agents.policy import TransformersPolicy
+from agents.policy import SamplingSettings, TransformersPolicy
 from agents.rollout import RolloutBatch, RolloutRow
 from agents.training.trainer import Trainer
 
@@ -129,7 +129,7 @@ def main() -> None:
     )
     args = parser.parse_args()
     torch.manual_seed(0)
-    policy = TransformersPolicy(args.model, max_new_tokens=8, seed=0)
+    policy = TransformersPolicy(args.model, sampling=SamplingSettings(max_new_tokens=8), seed=0)
     batch = tokenized_batch(policy, args.groups, args.prompt)
     prompt_tokens = sum(len(ids) for ids in policy.prompt_ids(batch.prompts))
     print(

@@ -41,7 +41,6 @@ from textworld.envs.wrappers import Filter
 from textworld.utils import check_flag
 
 from agentenvs.alfworld.translation import Translation, translate_pddl
-from agentenvs.alfworld.translation import translate_game_file as translate_game_file  # its old home
 from agentenvs.alfworld.translator import shared_translator
 
 

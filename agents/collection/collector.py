@@ -20,7 +20,7 @@ Two rollout modes:
 
 Example:
     >>> from agents.policy import TransformersPolicy                                    # doctest: +SKIP
-    >>> collector = Collector(TransformersPolicy("tiny-random-qwen3", max_new_tokens=8),
+    >>> collector = Collector(TransformersPolicy("tiny-random-qwen3"),
     ...                       "SearchQA-v0", num_groups=2, group_size=2)               # doctest: +SKIP
     >>> batch, stats = collector.collect(seed=0)                                        # doctest: +SKIP
     >>> len(batch.groups), len(batch.trajectories)                                      # doctest: +SKIP

@@ -7,7 +7,7 @@ were fed, gives the tokens a conversation adds after a response (:class:`~agents
 and decodes a response with each token's character range.
 
 Example:
-    >>> codec = ChatCodec(tokenizer, response_prefix="<think></think>")     # doctest: +SKIP
+    >>> codec = ChatCodec(tokenizer, eos_ids, ChatSettings(response_prefix="<think></think>"))  # doctest: +SKIP
     >>> codec.prompt_ids(["Say hi."], contexts=["Hint: wave."])              # doctest: +SKIP
     [[151644, 872, 198, ...]]
 """
@@ -15,6 +15,7 @@ Example:
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from agents.policy.chat import ChatFrame, parse_conversation_text
@@ -31,12 +32,11 @@ def eos_token_ids(tokenizer: Any, model: Any) -> set[int]:
     return ids
 
 
-class ChatCodec:
-    """A tokenizer and a chat template as the policy uses them (see the module docstring).
+@dataclass(frozen=True)
+class ChatSettings:
+    """How prompts are rendered around the chat template.
 
-    Args:
-        tokenizer: A Hugging Face tokenizer with a chat template and a pad token.
-        eos_token_ids: Ids that end a response (:func:`eos_token_ids`).
+    Attributes:
         system_prompt: A system message put before every prompt (None: the template's default).
         context_separator: Put between privileged context and the prompt.
         enable_thinking: Passed to chat templates that know it (Qwen3).
@@ -44,21 +44,35 @@ class ChatCodec:
             text starts every decoded response.
     """
 
+    system_prompt: str | None = None
+    context_separator: str = "\n\n"
+    enable_thinking: bool = False
+    response_prefix: str = ""
+
+
+class ChatCodec:
+    """A tokenizer and a chat template as the policy uses them (see the module docstring).
+
+    Args:
+        tokenizer: A Hugging Face tokenizer with a chat template and a pad token.
+        eos_token_ids: Ids that end a response (:func:`eos_token_ids`).
+        settings: The system prompt, context separator, thinking switch and response prefix
+            (:class:`ChatSettings`).
+    """
+
     def __init__(
         self,
         tokenizer: Any,
         eos_token_ids: set[int],
-        *,
-        system_prompt: str | None = None,
-        context_separator: str = "\n\n",
-        enable_thinking: bool = False,
-        response_prefix: str = "",
+        settings: ChatSettings | None = None,
     ) -> None:
+        settings = settings or ChatSettings()
+        response_prefix = settings.response_prefix
         self.tokenizer = tokenizer
         self.eos_token_ids = eos_token_ids
-        self.system_prompt = system_prompt
-        self.context_separator = context_separator
-        self.enable_thinking = enable_thinking
+        self.system_prompt = settings.system_prompt
+        self.context_separator = settings.context_separator
+        self.enable_thinking = settings.enable_thinking
         self.response_prefix = response_prefix
         self.prefix_ids: list[int] = (
             tokenizer.encode(response_prefix, add_special_tokens=False) if response_prefix else []

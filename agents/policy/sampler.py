@@ -32,7 +32,7 @@ from typing import Annotated
 
 import torch
 
-from agentenvs.core.checks import Bounds, check_value
+from agentenvs.core.checks import Bounds, Checked, check_value
 from agents.policy.caches import RolloutCaches
 from agents.policy.codec import ChatCodec
 from agents.policy.decoding import Decoder, DecodeSettings, DynamicDecoder, length_passes, make_decoder
@@ -97,6 +97,33 @@ def shared_prefix_length(rows: Sequence[Sequence[int]], minimum: int) -> int:
     return length if length >= minimum else 0
 
 
+@dataclass(frozen=True)
+class PrefillSettings(Checked):
+    """How the sampling loop feeds a batch's prompts: levers of speed only (the same tokens and
+    log-probs, up to float rounding, whichever are chosen), checked from the annotations.
+
+    Attributes:
+        share_prompts: Prefill each distinct prompt of a batch once and copy its cache to the
+            rows that share it (a group's members share their first prompt), and feed it once in
+            the trainer's update too. The prefill part needs a growing cache (a static one keeps its rows).
+        prefill_rows: Prefill at most this many prompts a pass, grouped by length, and join their
+            caches, so short prompts compute little padding beside long ones (growing caches of
+            full-attention models; 0: one pass). On 2 CPU cores passes of 4 were the fastest (an
+            evaluation's 32 prompts: 0.53x one pass's time, 0.59x in passes of 2, 0.62x of 8).
+        shared_prefix: Prefill the start that every prompt of a batch shares once when it is at
+            least this many tokens (0: never): each row's cache and mask then begin with those
+            columns, its own tokens left-padded after them. On the quick start's WebShop turns that
+            is the chat template's system turn and the env's fixed text, ~30 of ~250 tokens.
+        prompt_lookup_num_tokens: Draft tokens per decoding step copied from the context
+            (:mod:`agents.policy.speculation`; 0: off). Needs a growing cache.
+    """
+
+    share_prompts: bool = True
+    prefill_rows: Annotated[int, Bounds(0)] = 4
+    shared_prefix: Annotated[int, Bounds(0)] = 16
+    prompt_lookup_num_tokens: Annotated[int, Bounds(0)] = 0
+
+
 class Sampler:
     """Samples responses to prompts, a batch at a time (see the module docstring).
 
@@ -106,18 +133,7 @@ class Sampler:
         caches: What the rollout keeps (prompt KV, trunk states) while switched on.
         settings: Temperature, top-p, the token limit and stop strings.
         decode: Which decoder to build (:class:`~agents.policy.decoding.DecodeSettings`).
-        share_prompts: Prefill each distinct prompt of a batch once (growing caches only).
-        prefill_rows: Prefill at most this many prompts a pass, grouped by length, so short
-            prompts compute little padding beside long ones (growing caches of full-attention
-            models; 0: the whole batch in one pass). On 2 CPU cores passes of 4 were the fastest
-            (an evaluation's 32 prompts: 0.53x one pass's time, 0.59x in passes of 2, 0.62x of 8).
-        shared_prefix: Prefill the start every distinct prompt of a batch shares once, when it
-            is at least this many tokens (0: never; growing caches of full-attention models):
-            each row's cache and mask then begin with those columns, its own tokens left-padded
-            after them. On the quick start's WebShop turns that is the chat template's system
-            turn and the env's fixed text, ~30 of ~250 tokens.
-        prompt_lookup: Speculative drafts copied from the context (None: one token a step;
-            growing caches only).
+        prefill: How prompts are fed (:class:`PrefillSettings`).
         seed: Seeds :attr:`generator`.
         device: Where the model runs.
     """
@@ -130,10 +146,7 @@ class Sampler:
         settings: SamplingSettings,
         *,
         decode: DecodeSettings | None = None,
-        share_prompts: bool = True,
-        prefill_rows: int = 4,
-        shared_prefix: int = 16,
-        prompt_lookup: PromptLookup | None = None,
+        prefill: PrefillSettings | None = None,
         seed: int = 0,
         device: torch.device | str = "cpu",
     ) -> None:
@@ -146,16 +159,15 @@ class Sampler:
         """The sampling generator (checkpointed and reseeded by the trainer)."""
         self.generator.manual_seed(seed)
         self.decoder: Decoder = make_decoder(model, decode)
-        if prompt_lookup is not None and not isinstance(self.decoder, DynamicDecoder):
+        prefill = prefill or PrefillSettings()
+        lookup = prefill.prompt_lookup_num_tokens
+        if lookup and not isinstance(self.decoder, DynamicDecoder):
             raise ValueError("prompt lookup needs decode='dynamic' (drafts rejected in a step stay as masked columns)")
-        self.share_prompts = bool(share_prompts)
-        if isinstance(prefill_rows, bool) or not isinstance(prefill_rows, int) or prefill_rows < 0:
-            raise ValueError(f"prefill_rows must be an integer >= 0, got {prefill_rows!r}")
-        self.prefill_rows = prefill_rows
-        if isinstance(shared_prefix, bool) or not isinstance(shared_prefix, int) or shared_prefix < 0:
-            raise ValueError(f"shared_prefix must be an integer >= 0, got {shared_prefix!r}")
-        self.shared_prefix = shared_prefix
-        self.prompt_lookup = prompt_lookup
+        # The levers stay plain attributes: benchmarks and tests switch them on a built sampler.
+        self.share_prompts = prefill.share_prompts
+        self.prefill_rows = prefill.prefill_rows
+        self.shared_prefix = prefill.shared_prefix
+        self.prompt_lookup = PromptLookup(lookup) if lookup else None
 
     def limits(self, max_new_tokens: int | None, stop: Sequence[str] | None) -> tuple[int, tuple[str, ...]]:
         """A call's token limit and stop strings: its overrides, else the settings'."""

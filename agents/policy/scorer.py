@@ -24,10 +24,12 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Sequence
-from typing import Any
+from dataclasses import dataclass
+from typing import Annotated, Any
 
 import torch
 
+from agentenvs.core.checks import Bounds, Checked
 from agents.policy.caches import RolloutCaches
 from agents.policy.decoding import cache_keyword, positions_from_mask
 from agents.policy.logprobs import selective_logprobs
@@ -35,6 +37,20 @@ from agents.policy.padding import left_pad, right_pad
 from agents.policy.prompt_cache import stacked_past
 from agents.policy.spans import Span, one_pass_groups, span_logprobs
 from agents.policy.weights import PolicyWeights
+
+
+@dataclass(frozen=True)
+class ScoreSettings(Checked):
+    """How teacher-forced scoring is batched (memory against passes; the same log-probs), checked
+    from the annotations.
+
+    Attributes:
+        logprob_chunk_size: Rows per chunk of the chunked log-softmax.
+        score_batch_size: Rows per forward pass in :meth:`Scorer.score`.
+    """
+
+    logprob_chunk_size: Annotated[int, Bounds(1)] = 1024
+    score_batch_size: Annotated[int, Bounds(1)] = 16
 
 
 class Scorer:
@@ -46,8 +62,7 @@ class Scorer:
         pad_token_id: Fills padding (masked out).
         device: Where the model runs.
         temperature: The sampling temperature the log-probs are of.
-        logprob_chunk_size: Rows per chunk of the chunked log-softmax.
-        score_batch_size: Rows per forward pass in :meth:`score`.
+        settings: Chunk and batch sizes (:class:`ScoreSettings`).
     """
 
     def __init__(
@@ -58,16 +73,16 @@ class Scorer:
         pad_token_id: int,
         device: torch.device,
         temperature: float = 1.0,
-        logprob_chunk_size: int = 1024,
-        score_batch_size: int = 16,
+        settings: ScoreSettings | None = None,
     ) -> None:
+        settings = settings or ScoreSettings()
         self.weights = weights
         self.caches = caches
         self.pad_token_id = pad_token_id
         self.device = device
         self.temperature = temperature
-        self.logprob_chunk_size = int(logprob_chunk_size)
-        self.score_batch_size = int(score_batch_size)
+        self.logprob_chunk_size = settings.logprob_chunk_size
+        self.score_batch_size = settings.score_batch_size
 
     def trunk_applies(self, model: torch.nn.Module | None = None) -> bool:
         """Whether kept trunk states hold for ``model``: the policy's own (adapter on or off), with a frozen trunk."""

@@ -19,7 +19,7 @@ temperature-scaled distribution ``softmax(logits / T)`` (not the top-p truncated
 TRL and verl.
 
 Example:
-    >>> policy = TransformersPolicy("tiny-random-qwen3", max_new_tokens=4, seed=0)  # doctest: +SKIP
+    >>> policy = TransformersPolicy("tiny-random-qwen3", sampling=SamplingSettings(max_new_tokens=4))  # doctest: +SKIP
     >>> [g] = policy.generate(["Say hi."])                                           # doctest: +SKIP
     >>> policy.score(["Say hi."], [g.response_ids]).shape                            # doctest: +SKIP
     torch.Size([1, 4])
@@ -35,139 +35,76 @@ from typing import Any
 import torch
 
 from agents.policy.caches import RolloutCaches
-from agents.policy.codec import ChatCodec, eos_token_ids
+from agents.policy.codec import ChatCodec, ChatSettings, eos_token_ids
 from agents.policy.conversation import ConversationRollout
-from agents.policy.decoding import Decode, Decoder, DecodeSettings
-from agents.policy.generation import Generation, char_span_to_token_span
+from agents.policy.decoding import Decoder, DecodeSettings
+from agents.policy.generation import Generation
 from agents.policy.models import resolve_model
 from agents.policy.prompt_cache import PromptCacheStore
-from agents.policy.sampler import Sampler, SamplingSettings
-from agents.policy.scorer import Scorer
+from agents.policy.sampler import PrefillSettings, Sampler, SamplingSettings
+from agents.policy.scorer import Scorer, ScoreSettings
 from agents.policy.spans import Span
-from agents.policy.speculation import PromptLookup
-from agents.policy.trunk_precision import TrunkDtype
-from agents.policy.weights import LoraOptions, PolicyWeights, torch_dtype
+from agents.policy.weights import PolicyWeights, WeightSettings
 
-__all__ = ["Generation", "LoraOptions", "TransformersPolicy", "char_span_to_token_span"]  # their old home
+__all__ = ["TransformersPolicy"]
 
 
 class TransformersPolicy:
     """A local causal LM (built-in name or model folder) behind generate/score.
 
+    Each settings group is the constructor argument of the piece that uses it (None: its defaults).
+
     Args:
         model: ``"smollm2-135m"``, ``"tiny-random-qwen3"`` or a local model folder.
-        dtype: Parameter dtype (``"float32"`` on CPU).
-        trunk_dtype: Run the frozen trunk (the layers under LoRA's top layers) in bf16:
-            ``"bfloat16"``, ``"auto"`` (where the device has bf16 units) or None (``dtype``);
-            see :mod:`agents.policy.trunk_precision`.
-        device: Torch device.
-        lora: Train a LoRA adapter instead of all weights (None: full fine-tuning).
-        reference: Keep a reference model for KL: with LoRA it is the base model
-            (adapter disabled); without, a frozen copy is made.
-        temperature: Sampling temperature (log-probs are of ``softmax(logits / T)``).
-        top_p: Nucleus sampling threshold.
-        max_new_tokens: Longest response.
-        stop: Strings that end a response (kept in it).
-        system_prompt: A system message put before every prompt (None: the template's default).
-        context_separator: Put between privileged context and the prompt in :meth:`score`.
-        enable_thinking: Passed to chat templates that know it (Qwen3).
-        response_prefix: Text that starts every response (appended to the prompt, like
-            Qwen3's empty think block); it is part of :attr:`Generation.text`, not of
-            the sampled tokens.
-        logprob_chunk_size: Rows per chunk of the chunked log-softmax.
-        score_batch_size: Rows per forward pass in :meth:`score`.
-        cache_dir: Where built-in models are cached.
+        weights: Dtypes, device, attention backend, LoRA and the reference model
+            (:class:`~agents.policy.weights.WeightSettings`).
+        sampling: Temperature, top-p, the token limit and stop strings
+            (:class:`~agents.policy.sampler.SamplingSettings`; log-probs are of ``softmax(logits / T)``).
+        chat: System prompt, context separator, thinking switch and response prefix
+            (:class:`~agents.policy.codec.ChatSettings`).
+        decoding: A growing or a static, compilable KV cache
+            (:class:`~agents.policy.decoding.DecodeSettings`; same tokens and log-probs).
+        prefill: How a batch's prompts are fed: shared prompts and prefixes, passes by length,
+            prompt-lookup drafts (:class:`~agents.policy.sampler.PrefillSettings`; same tokens
+            and log-probs).
+        scoring: Chunk and batch sizes of teacher-forced scoring (:class:`~agents.policy.scorer.ScoreSettings`).
         seed: Seeds the sampling generator.
-        attn_implementation: Transformers attention backend.
-        decode: ``"dynamic"`` (growing KV cache) or ``"static"`` (preallocated cache, fixed
-            shapes per step; same tokens and log-probs).
-        compile_decode: Compile the static decode step with ``torch.compile``
-            (``reduce-overhead``: CUDA graphs on GPU). Needs ``decode="static"``.
-        decode_bucket: Static cache widths are rounded up to a multiple of this.
-        share_prompts: Prefill each distinct prompt of a batch once and copy its cache to the
-            rows that share it (a group's members share their first prompt), and feed it once
-            in the trainer's update too (:meth:`~agents.training.trainer.Trainer.batch_logprobs`);
-            same tokens and log-probs. The prefill part needs ``decode="dynamic"`` (a static
-            cache keeps its rows).
-        prefill_rows: Prefill at most this many prompts a pass, grouped by length, and join
-            their caches (``decode="dynamic"``, full-attention models; 0: one pass). Less padding
-            computed; the same tokens and log-probs up to float rounding.
-        shared_prefix: Prefill the start that every prompt of a batch shares once (the chat
-            template's system turn, the env's fixed text) when it is at least this many tokens
-            (0: never); growing caches of full-attention models.
-        prompt_lookup_num_tokens: Draft tokens per decoding step copied from the context
-            (prompt-lookup speculative decoding, :mod:`agents.policy.speculation`; 0: off).
-            Same greedy tokens, same sampling distribution. Needs ``decode="dynamic"``.
+        cache_dir: Where built-in models are cached.
     """
 
     def __init__(
         self,
         model: str | os.PathLike[str] = "tiny-random-qwen3",
         *,
-        dtype: str = "float32",
-        trunk_dtype: TrunkDtype | None = None,
-        device: str = "cpu",
-        lora: LoraOptions | None = None,
-        reference: bool = False,
-        temperature: float = 1.0,
-        top_p: float = 1.0,
-        max_new_tokens: int = 128,
-        stop: Sequence[str] = (),
-        system_prompt: str | None = None,
-        context_separator: str = "\n\n",
-        enable_thinking: bool = False,
-        response_prefix: str = "",
-        logprob_chunk_size: int = 1024,
-        score_batch_size: int = 16,
-        cache_dir: str | os.PathLike[str] | None = None,
+        weights: WeightSettings | None = None,
+        sampling: SamplingSettings | None = None,
+        chat: ChatSettings | None = None,
+        decoding: DecodeSettings | None = None,
+        prefill: PrefillSettings | None = None,
+        scoring: ScoreSettings | None = None,
         seed: int = 0,
-        attn_implementation: str = "sdpa",
-        decode: Decode = "dynamic",
-        compile_decode: bool = False,
-        decode_bucket: int = 64,
-        share_prompts: bool = True,
-        prefill_rows: int = 4,
-        shared_prefix: int = 16,
-        prompt_lookup_num_tokens: int = 0,
+        cache_dir: str | os.PathLike[str] | None = None,
     ) -> None:
         from transformers import AutoTokenizer
 
-        sampling = SamplingSettings(temperature, top_p, max_new_tokens, tuple(stop))
-        decode_settings = DecodeSettings(decode, compile_decode, decode_bucket)
-        parameter_dtype = torch_dtype(dtype)
+        weights = weights or WeightSettings()
+        sampling = sampling or SamplingSettings()
+        chat = chat or ChatSettings()
         self.model_path = resolve_model(model, cache_dir)
-        self.device = torch.device(device)
+        self.device = torch.device(weights.device)
         self.tokenizer = AutoTokenizer.from_pretrained(self.model_path)
         if self.tokenizer.pad_token_id is None:
             self.tokenizer.pad_token = self.tokenizer.eos_token
-        self.weights = PolicyWeights.load(
-            self.model_path,
-            dtype=parameter_dtype,
-            trunk_dtype=trunk_dtype,
-            device=self.device,
-            attn_implementation=attn_implementation,
-            lora=lora,
-            reference=reference,
-        )
-        self.codec = ChatCodec(
-            self.tokenizer,
-            eos_token_ids(self.tokenizer, self.weights.model),
-            system_prompt=system_prompt,
-            context_separator=context_separator,
-            enable_thinking=enable_thinking,
-            response_prefix=response_prefix,
-        )
+        self.weights = PolicyWeights.load(self.model_path, weights)
+        self.codec = ChatCodec(self.tokenizer, eos_token_ids(self.tokenizer, self.weights.model), chat)
         self.caches = RolloutCaches(self.weights.trunk_layer)
         self.sampler = Sampler(
             self.weights.model,
             self.codec,
             self.caches,
             sampling,
-            decode=decode_settings,
-            share_prompts=share_prompts,
-            prefill_rows=prefill_rows,
-            shared_prefix=shared_prefix,
-            prompt_lookup=PromptLookup(prompt_lookup_num_tokens) if prompt_lookup_num_tokens else None,
+            decode=decoding,
+            prefill=prefill,
             seed=seed,
             device=self.device,
         )
@@ -177,19 +114,18 @@ class TransformersPolicy:
             pad_token_id=self.codec.pad_token_id,
             device=self.device,
             temperature=sampling.temperature,
-            logprob_chunk_size=logprob_chunk_size,
-            score_batch_size=score_batch_size,
+            settings=scoring,
         )
         # Read-only views of the pieces that callers read (none of them is ever replaced).
         self.model: Any = self.weights.model
-        self.lora = lora
+        self.lora = weights.lora
         self.has_reference = self.weights.has_reference
         self.trunk_layer = self.weights.trunk_layer
         """The first adapted layer when LoRA adapts the top layers only (the layers below are a frozen trunk)."""
         self.trunk_dtype = self.weights.trunk_dtype
         """The dtype the frozen trunk runs in (``trunk_dtype`` resolved; the parameter dtype without a trunk)."""
         self.pad_token_id = self.codec.pad_token_id
-        self.response_prefix = response_prefix
+        self.response_prefix = chat.response_prefix
         self.prompt_caches: PromptCacheStore = self.caches.prompts
         """Prompt KV kept from rollouts (inside :meth:`keeping_prompt_caches`) for ``score(reuse_from=...)``."""
 

@@ -59,6 +59,34 @@ class LoraOptions:
             raise ValueError(f"lora.dropout must be in [0, 1), got {self.dropout}")
 
 
+@dataclass(frozen=True)
+class WeightSettings:
+    """What :meth:`PolicyWeights.load` builds: dtypes, device, attention backend, adapter, reference.
+
+    Attributes:
+        dtype: Parameter dtype by name (``"float32"`` on CPU).
+        trunk_dtype: Run the frozen trunk (the layers under LoRA's top layers) in bf16:
+            ``"bfloat16"``, ``"auto"`` (where the device has bf16 units) or None (``dtype``);
+            see :mod:`agents.policy.trunk_precision`.
+        device: Torch device.
+        attn_implementation: Transformers attention backend.
+        lora: Train a LoRA adapter instead of all weights (None: full fine-tuning).
+        reference: Keep a reference model for KL: with LoRA it is the base model (adapter
+            disabled); without, a frozen copy is made.
+    """
+
+    dtype: str = "float32"
+    trunk_dtype: TrunkDtype | None = None
+    device: str = "cpu"
+    attn_implementation: str = "sdpa"
+    lora: LoraOptions | None = None
+    reference: bool = False
+
+    def __post_init__(self) -> None:
+        torch_dtype(self.dtype)  # a wrong name fails here, before any weight loads
+        torch.device(self.device)
+
+
 def torch_dtype(name: str) -> torch.dtype:
     """The torch dtype called ``name``.
 
@@ -127,22 +155,20 @@ class PolicyWeights:
     def load(
         cls,
         path: str | os.PathLike[str],
-        *,
-        dtype: torch.dtype = torch.float32,
-        trunk_dtype: TrunkDtype | None = None,
-        device: torch.device | str = "cpu",
-        attn_implementation: str = "sdpa",
-        lora: LoraOptions | None = None,
-        reference: bool = False,
+        settings: WeightSettings | None = None,
     ) -> PolicyWeights:
-        """Loads a local model folder, adds the adapter (``lora``) or a frozen reference copy (``reference``).
+        """Loads a local model folder, adds the adapter (``settings.lora``) or a frozen reference copy
+        (``settings.reference``).
 
-        ``trunk_dtype`` (:func:`~agents.policy.trunk_precision.resolve_trunk_dtype`) runs the
+        ``settings.trunk_dtype`` (:func:`~agents.policy.trunk_precision.resolve_trunk_dtype`) runs the
         layers under LoRA's top layers in bf16; it is checked before the weights load.
         """
         from transformers import AutoConfig, AutoModelForCausalLM
 
-        device = torch.device(device)
+        settings = settings or WeightSettings()
+        dtype, trunk_dtype, lora = torch_dtype(settings.dtype), settings.trunk_dtype, settings.lora
+        attn_implementation, reference = settings.attn_implementation, settings.reference
+        device = torch.device(settings.device)
         config = AutoConfig.from_pretrained(path)  # read once: checked here, then the model is built from it
         first_adapted = trunk_layer(int(config.num_hidden_layers), lora.top_layers if lora else None)
         lowered = resolve_trunk_dtype(trunk_dtype, dtype=dtype, device=device, has_trunk=first_adapted is not None)

@@ -33,7 +33,7 @@ import torch
 import agentenvs  # noqa: F401  (registers the envs)
 from agents.collection.collector import Collector
 from agents.collection.evaluation import evaluate_policy, format_evaluation
-from agents.policy import TransformersPolicy
+from agents.policy import ChatSettings, PrefillSettings, SamplingSettings, TransformersPolicy, WeightSettings
 from agents.policy.weights import torch_dtype
 from agents.runs.checkpoint import latest_checkpoint, truncate_jsonl
 from agents.runs.folders import with_run_folder
@@ -77,16 +77,13 @@ class SFTAgent:
         torch.manual_seed(config.seed)
         self.policy = TransformersPolicy(
             model,
-            dtype=config.dtype,
-            trunk_dtype=config.trunk_dtype,
-            device=config.device,
-            lora=config.lora_options(),
-            temperature=1.0,
-            max_new_tokens=config.max_new_tokens,
-            system_prompt=config.system_prompt,
-            response_prefix=config.response_prefix,
+            weights=WeightSettings(
+                dtype=config.dtype, trunk_dtype=config.trunk_dtype, device=config.device, lora=config.lora_options()
+            ),
+            sampling=SamplingSettings(temperature=1.0, max_new_tokens=config.max_new_tokens),
+            chat=ChatSettings(system_prompt=config.system_prompt, response_prefix=config.response_prefix),
+            prefill=PrefillSettings(prompt_lookup_num_tokens=config.prompt_lookup_num_tokens),
             seed=config.seed,
-            prompt_lookup_num_tokens=config.prompt_lookup_num_tokens,
         )
 
     @property

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import pytest
 
+from agents.policy import SamplingSettings
+
 
 @pytest.fixture()
 def tiny_policy(tiny_model_path):
     from agents.policy import TransformersPolicy
 
-    return TransformersPolicy(str(tiny_model_path), max_new_tokens=6, seed=0)
+    return TransformersPolicy(str(tiny_model_path), sampling=SamplingSettings(max_new_tokens=6), seed=0)

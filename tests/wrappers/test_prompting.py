@@ -64,7 +64,7 @@ def test_prompt_observation_is_the_builders_prompt_for_the_history(env_id):
 def test_prompt_observation_equals_the_collectors_prompts():
     pytest.importorskip("torch")
     from agents.collection.collector import Collector
-    from agents.policy.transformers_policy import Generation
+    from agents.policy.generation import Generation
 
     outputs = ["no tags here", "Let me look. <search>capital</search>", "<answer>nobody</answer>"]
 

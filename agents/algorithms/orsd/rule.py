@@ -60,6 +60,7 @@ from agents.algorithms.privileged.options import (
     policy_complete,
 )
 from agents.algorithms.privileged.shift import privileged_logprob_shift
+from agents.policy import SamplingSettings
 from agents.policy.transformers_policy import TransformersPolicy
 from agents.rollout import RolloutBatch
 
@@ -203,7 +204,9 @@ class ORSDCredit(GRPOCredit):
             score: Callable[..., torch.Tensor] = functools.partial(policy.score, reference=True)
         else:
             if self._local_verifier_policy is None:
-                self._local_verifier_policy = TransformersPolicy(self.opts.verifier_model, max_new_tokens=4)
+                self._local_verifier_policy = TransformersPolicy(
+                    self.opts.verifier_model, sampling=SamplingSettings(max_new_tokens=4)
+                )
             local = self._local_verifier_policy
             score, policy = local.score, local
         return LogprobVerifier(score, answer_ids(policy, "yes"), answer_ids(policy, "no"))

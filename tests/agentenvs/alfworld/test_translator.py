@@ -11,7 +11,8 @@ from pathlib import Path
 import pytest
 
 from agentenvs.alfworld.data import find_games
-from agentenvs.alfworld.engine import AlfredEngine, translate_game_file
+from agentenvs.alfworld.engine import AlfredEngine
+from agentenvs.alfworld.translation import translate_game_file
 from agentenvs.alfworld.translator import TranslatorProcess, shared_translator
 
 

@@ -5,7 +5,7 @@ import torch
 
 from agentenvs.webshop.expert import expert_action
 from agents.collection.collector import Collector
-from agents.policy.transformers_policy import Generation
+from agents.policy.generation import Generation
 
 
 @dataclass

@@ -6,7 +6,7 @@ import torch
 from agentenvs.core.trajectory import read_jsonl
 from agents.collection.collector import Collector
 from agents.collection.evaluation import evaluate_policy, held_out_tasks
-from agents.policy.transformers_policy import Generation
+from agents.policy.generation import Generation
 
 
 class AnswerPolicy:

@@ -2,7 +2,7 @@ import pytest
 from transformers import AutoTokenizer
 
 from agents.policy.chat import ConversationTurn, conversation_text
-from agents.policy.codec import ChatCodec
+from agents.policy.codec import ChatCodec, ChatSettings
 
 
 @pytest.fixture(scope="module")
@@ -16,7 +16,9 @@ def _text(codec, ids):
 
 def test_a_prompt_is_chat_templated_with_its_system_message_context_and_response_prefix(tokenizer):
     codec = ChatCodec(
-        tokenizer, {tokenizer.eos_token_id}, system_prompt="Be brief.", context_separator=" | ", response_prefix="<a>"
+        tokenizer,
+        {tokenizer.eos_token_id},
+        ChatSettings(system_prompt="Be brief.", context_separator=" | ", response_prefix="<a>"),
     )
     [ids] = codec.prompt_ids(["Question?"], contexts=["Hint"])
     assert _text(codec, ids) == (
@@ -29,7 +31,7 @@ def test_a_prompt_is_chat_templated_with_its_system_message_context_and_response
 
 
 def test_a_conversation_prompt_renders_to_its_turns_tokens_and_the_decoded_text_carries_offsets(tokenizer):
-    codec = ChatCodec(tokenizer, {tokenizer.eos_token_id}, response_prefix="<")
+    codec = ChatCodec(tokenizer, {tokenizer.eos_token_id}, ChatSettings(response_prefix="<"))
     response = tokenizer.encode("go east", add_special_tokens=False)
     [ids] = codec.prompt_ids([conversation_text("Task.", [ConversationTurn(response, "go east", "You moved.")])])
     [first] = codec.prompt_ids(["Task."])

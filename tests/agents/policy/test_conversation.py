@@ -2,7 +2,7 @@ import pytest
 import torch
 
 from agents.algorithms.privileged.shift import insert_privileged_text
-from agents.policy import LoraOptions, TransformersPolicy
+from agents.policy import LoraOptions, SamplingSettings, TransformersPolicy, WeightSettings
 
 FIRST = ["Task: say hi.", "Task: a much longer first prompt, so that rows are left-padded.", "Task: say hi."]
 SECOND = ["You see a door.", "Nothing happens.", "ok"]
@@ -22,7 +22,10 @@ def _play(policy, **generate):
 def lora_policy(tiny_model_path):
     torch.manual_seed(0)
     policy = TransformersPolicy(
-        str(tiny_model_path), max_new_tokens=6, seed=0, lora=LoraOptions(rank=2, alpha=4, top_layers=1)
+        str(tiny_model_path),
+        weights=WeightSettings(lora=LoraOptions(rank=2, alpha=4, top_layers=1)),
+        sampling=SamplingSettings(max_new_tokens=6),
+        seed=0,
     )
     with torch.no_grad():
         for name, parameter in policy.model.named_parameters():

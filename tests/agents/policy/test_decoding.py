@@ -3,9 +3,8 @@ import shutil
 import pytest
 import torch
 
-from agents.policy import TransformersPolicy
+from agents.policy import DecodeSettings, PrefillSettings, SamplingSettings, TransformersPolicy
 from agents.policy.decoding import (
-    DecodeSettings,
     DynamicDecoder,
     StaticDecoder,
     cache_keyword,
@@ -53,9 +52,14 @@ def test_static_cache_width_rounds_up_to_the_bucket():
 
 @pytest.mark.parametrize("greedy", [True, False])
 def test_static_decode_gives_the_dynamic_tokens_and_logprobs(tiny_model_path, greedy):
-    dynamic = TransformersPolicy(str(tiny_model_path), max_new_tokens=9, temperature=0.8, seed=3)
+    dynamic = TransformersPolicy(
+        str(tiny_model_path), sampling=SamplingSettings(max_new_tokens=9, temperature=0.8), seed=3
+    )
     static = TransformersPolicy(
-        str(tiny_model_path), max_new_tokens=9, temperature=0.8, seed=3, decode="static", decode_bucket=8
+        str(tiny_model_path),
+        sampling=SamplingSettings(max_new_tokens=9, temperature=0.8),
+        decoding=DecodeSettings(decode="static", decode_bucket=8),
+        seed=3,
     )
     for _ in range(2):  # the second call reuses the static cache (reset, same buffers)
         expected = dynamic.generate(PROMPTS, greedy=greedy)
@@ -68,7 +72,12 @@ def test_static_decode_gives_the_dynamic_tokens_and_logprobs(tiny_model_path, gr
 
 
 def test_static_decode_agrees_with_teacher_forced_scores(tiny_model_path):
-    policy = TransformersPolicy(str(tiny_model_path), max_new_tokens=7, seed=0, decode="static")
+    policy = TransformersPolicy(
+        str(tiny_model_path),
+        sampling=SamplingSettings(max_new_tokens=7),
+        decoding=DecodeSettings(decode="static"),
+        seed=0,
+    )
     generations = policy.generate(PROMPTS)
     scores = policy.score(PROMPTS, [g.response_ids for g in generations])
     for row, generation in enumerate(generations):
@@ -77,7 +86,7 @@ def test_static_decode_agrees_with_teacher_forced_scores(tiny_model_path):
 
 
 def test_static_cache_refuses_to_overflow(tiny_model_path):
-    policy = TransformersPolicy(str(tiny_model_path), max_new_tokens=2, seed=0)
+    policy = TransformersPolicy(str(tiny_model_path), sampling=SamplingSettings(max_new_tokens=2), seed=0)
     decoder = StaticDecoder(policy.model, bucket=1)
     ids = torch.tensor([policy.prompt_ids(["hi"])[0]])
     decoder.prefill(ids, torch.ones_like(ids), limit=1)
@@ -88,11 +97,11 @@ def test_static_cache_refuses_to_overflow(tiny_model_path):
 
 def test_bad_decode_settings_are_named(tiny_model_path):
     with pytest.raises(ValueError, match="DecodeSettings.decode must be one of 'dynamic', 'static', got 'paged'"):
-        TransformersPolicy(str(tiny_model_path), decode="paged")
+        TransformersPolicy(str(tiny_model_path), decoding=DecodeSettings(decode="paged"))
     with pytest.raises(ValueError, match=r"DecodeSettings\.compile_decode must be False unless decode='static'"):
-        TransformersPolicy(str(tiny_model_path), compile_decode=True)
+        TransformersPolicy(str(tiny_model_path), decoding=DecodeSettings(compile_decode=True))
     with pytest.raises(ValueError, match="decode_bucket"):
-        TransformersPolicy(str(tiny_model_path), decode="static", decode_bucket=0)
+        TransformersPolicy(str(tiny_model_path), decoding=DecodeSettings(decode="static", decode_bucket=0))
     with pytest.raises(ValueError, match="DecodeSettings.decode_bucket must be an integer >= 1, got True"):
         DecodeSettings("static", decode_bucket=True)
     assert isinstance(make_decoder(torch.nn.Linear(1, 1)), DynamicDecoder)
@@ -102,8 +111,18 @@ def test_bad_decode_settings_are_named(tiny_model_path):
 @pytest.mark.slow
 @pytest.mark.skipif(shutil.which("g++") is None, reason="torch.compile on CPU needs a C++ compiler")
 def test_compiled_static_decode_gives_the_same_tokens(tiny_model_path):
-    eager = TransformersPolicy(str(tiny_model_path), max_new_tokens=5, seed=1, decode="static")
-    compiled = TransformersPolicy(str(tiny_model_path), max_new_tokens=5, seed=1, decode="static", compile_decode=True)
+    eager = TransformersPolicy(
+        str(tiny_model_path),
+        sampling=SamplingSettings(max_new_tokens=5),
+        decoding=DecodeSettings(decode="static"),
+        seed=1,
+    )
+    compiled = TransformersPolicy(
+        str(tiny_model_path),
+        sampling=SamplingSettings(max_new_tokens=5),
+        decoding=DecodeSettings(decode="static", compile_decode=True),
+        seed=1,
+    )
     for want, have in zip(eager.generate(PROMPTS), compiled.generate(PROMPTS), strict=True):
         assert have.response_ids == want.response_ids
         assert torch.allclose(torch.tensor(have.logprobs), torch.tensor(want.logprobs), atol=1e-4)
@@ -115,7 +134,9 @@ def test_the_in_place_growing_cache_samples_what_the_concatenating_one_does(tiny
     prompts = ["one", "two two two two", "three"]
     results = []
     for grow in (False, True):
-        policy = TransformersPolicy(str(tiny_model_path), max_new_tokens=70, seed=5)  # past the first capacity
+        policy = TransformersPolicy(
+            str(tiny_model_path), sampling=SamplingSettings(max_new_tokens=70), seed=5
+        )  # past the first capacity
         policy.decoder = DynamicDecoder(policy.model, grow_in_place=grow)
         policy.eos_token_ids = {-1}
         results.append(policy.generate(prompts))
@@ -154,12 +175,17 @@ def _first_layer_inputs(policy, run):
 
 
 def _generate_recorded(tiny_model_path, prompts, greedy, **settings):
-    """A LoRA policy's generations, kept prompt KV and first-layer input shapes for ``prompts``."""
-    from agents.policy import LoraOptions
+    """A LoRA policy's generations, kept prompt KV and first-layer input shapes for ``prompts``
+    (``settings``: :class:`PrefillSettings` fields)."""
+    from agents.policy import LoraOptions, WeightSettings
 
     torch.manual_seed(0)
     policy = TransformersPolicy(
-        str(tiny_model_path), max_new_tokens=6, seed=3, lora=LoraOptions(rank=2, alpha=4, top_layers=1), **settings
+        str(tiny_model_path),
+        weights=WeightSettings(lora=LoraOptions(rank=2, alpha=4, top_layers=1)),
+        sampling=SamplingSettings(max_new_tokens=6),
+        prefill=PrefillSettings(**settings),
+        seed=3,
     )
 
     def run():
@@ -187,7 +213,7 @@ def test_a_prefill_in_length_passes_samples_keeps_and_records_what_one_pass_does
 
 
 def test_passes_are_refused_where_one_pass_is_the_only_way(tiny_model_path):
-    policy = TransformersPolicy(str(tiny_model_path), decode="static")
+    policy = TransformersPolicy(str(tiny_model_path), decoding=DecodeSettings(decode="static"))
     ids, mask = torch.tensor([[1, 2], [3, 4]]), torch.ones(2, 2, dtype=torch.long)
     with pytest.raises(ValueError, match="one pass"):
         policy.decoder.prefill(ids, mask, 4, [torch.tensor([0]), torch.tensor([1])])
@@ -195,8 +221,8 @@ def test_passes_are_refused_where_one_pass_is_the_only_way(tiny_model_path):
     sliding.joins_passes = False  # as for a model with sliding-window layers
     with pytest.raises(ValueError, match="sliding-window layers"):
         sliding.prefill(ids, mask, 4, [torch.tensor([0]), torch.tensor([1])])
-    with pytest.raises(ValueError, match="prefill_rows must be an integer >= 0"):
-        TransformersPolicy(str(tiny_model_path), prefill_rows=-1)
+    with pytest.raises(ValueError, match="PrefillSettings.prefill_rows must be an integer >= 0, got -1"):
+        PrefillSettings(prefill_rows=-1)
 
 
 def _same_generations_kept_and_recorded(one, other):
@@ -240,9 +266,9 @@ def test_a_prefix_every_prompt_shares_is_prefilled_once_with_the_same_results(ti
 
 
 def test_shared_prefix_settings_are_checked_and_refused_where_one_pass_is_the_only_way(tiny_model_path):
-    with pytest.raises(ValueError, match="shared_prefix must be an integer >= 0"):
-        TransformersPolicy(str(tiny_model_path), shared_prefix=-1)
-    policy = TransformersPolicy(str(tiny_model_path), decode="static")
+    with pytest.raises(ValueError, match="PrefillSettings.shared_prefix must be an integer >= 0, got -1"):
+        PrefillSettings(shared_prefix=-1)
+    policy = TransformersPolicy(str(tiny_model_path), decoding=DecodeSettings(decode="static"))
     ids, mask = torch.tensor([[1, 2], [3, 4]]), torch.ones(2, 2, dtype=torch.long)
     with pytest.raises(ValueError, match="one pass"):
         policy.decoder.prefill(ids, mask, 4, prefix=[7, 8])

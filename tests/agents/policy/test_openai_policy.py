@@ -14,6 +14,7 @@ from flask import Response, jsonify
 
 from agents.collection.collector import Collector
 from agents.collection.evaluation import evaluate_policy
+from agents.policy import SamplingSettings
 from agents.policy.openai_policy import (
     MAX_CHARS_PER_TOKEN,
     MAX_REPLY_BYTES,
@@ -146,7 +147,7 @@ def test_a_served_tiny_model_plays_as_the_local_one(tiny_model_path):
     """The server wraps the tiny model's greedy generation: the served policy plays the same episodes."""
     from agents.policy import TransformersPolicy
 
-    local = TransformersPolicy(tiny_model_path, max_new_tokens=12, seed=0)
+    local = TransformersPolicy(tiny_model_path, sampling=SamplingSettings(max_new_tokens=12), seed=0)
     one_at_a_time = threading.Lock()  # the server answers on several threads; one local policy is not thread-safe
 
     def generate(body):

@@ -1,8 +1,17 @@
 import pytest
 import torch
 
-from agents.policy import LoraOptions, TransformersPolicy, selective_logprobs
-from agents.policy.transformers_policy import char_span_to_token_span
+from agents.policy import (
+    ChatSettings,
+    LoraOptions,
+    PrefillSettings,
+    SamplingSettings,
+    ScoreSettings,
+    TransformersPolicy,
+    WeightSettings,
+    selective_logprobs,
+)
+from agents.policy.generation import char_span_to_token_span
 
 
 def test_selective_logprobs_matches_log_softmax_for_any_chunk_size():
@@ -37,7 +46,9 @@ def test_sampled_logprobs_agree_with_teacher_forced_scores(tiny_policy):
 
 
 def test_temperature_and_padding_tensor_path(tiny_model_path):
-    policy = TransformersPolicy(str(tiny_model_path), max_new_tokens=5, temperature=0.5, seed=1)
+    policy = TransformersPolicy(
+        str(tiny_model_path), sampling=SamplingSettings(max_new_tokens=5, temperature=0.5), seed=1
+    )
     generations = policy.generate(["one", "two two two"])
     ids = torch.zeros(2, 7, dtype=torch.long)
     mask = torch.zeros(2, 7, dtype=torch.long)
@@ -51,7 +62,12 @@ def test_temperature_and_padding_tensor_path(tiny_model_path):
 
 
 def test_score_rows_come_back_in_input_order_across_length_sorted_batches(tiny_model_path):
-    policy = TransformersPolicy(str(tiny_model_path), max_new_tokens=4, seed=0, score_batch_size=2)
+    policy = TransformersPolicy(
+        str(tiny_model_path),
+        sampling=SamplingSettings(max_new_tokens=4),
+        scoring=ScoreSettings(score_batch_size=2),
+        seed=0,
+    )
     prompts = ["a", "a much longer prompt than the others", "mid length prompt", "b", "another long-ish prompt here"]
     responses = [[5, 6, 7], [8], [9, 10], [11, 12, 13, 14], [15, 16]]
     together = policy.score(prompts, responses)
@@ -77,14 +93,19 @@ def test_context_changes_scores_of_the_same_tokens(tiny_policy):
 
 
 def test_greedy_is_deterministic_and_sampling_follows_the_seed(tiny_model_path):
-    a = TransformersPolicy(str(tiny_model_path), max_new_tokens=5, seed=3)
-    b = TransformersPolicy(str(tiny_model_path), max_new_tokens=5, seed=3)
+    a = TransformersPolicy(str(tiny_model_path), sampling=SamplingSettings(max_new_tokens=5), seed=3)
+    b = TransformersPolicy(str(tiny_model_path), sampling=SamplingSettings(max_new_tokens=5), seed=3)
     assert [g.response_ids for g in a.generate(["x", "y"])] == [g.response_ids for g in b.generate(["x", "y"])]
     assert a.generate(["x"], greedy=True)[0].response_ids == a.generate(["x"], greedy=True)[0].response_ids
 
 
 def test_response_prefix_is_in_the_text_not_the_tokens(tiny_model_path):
-    policy = TransformersPolicy(str(tiny_model_path), max_new_tokens=8, seed=0, response_prefix="<")
+    policy = TransformersPolicy(
+        str(tiny_model_path),
+        sampling=SamplingSettings(max_new_tokens=8),
+        chat=ChatSettings(response_prefix="<"),
+        seed=0,
+    )
     [generation] = policy.generate(["x"])
     assert generation.text.startswith("<")
     assert generation.prompt_ids[-1] == policy.tokenizer.encode("<", add_special_tokens=False)[-1]
@@ -103,7 +124,12 @@ def test_generation_ends_right_after_a_stop_string(tiny_policy):
 
 
 def test_lora_reference_is_the_base_model(tiny_model_path):
-    policy = TransformersPolicy(str(tiny_model_path), max_new_tokens=4, seed=0, lora=LoraOptions(rank=2, alpha=4))
+    policy = TransformersPolicy(
+        str(tiny_model_path),
+        weights=WeightSettings(lora=LoraOptions(rank=2, alpha=4)),
+        sampling=SamplingSettings(max_new_tokens=4),
+        seed=0,
+    )
     assert all("lora" in name for name in policy.trainable_state_dict())
     [generation] = policy.generate(["x"])
     base = policy.score(["x"], [generation.response_ids], reference=True)
@@ -117,7 +143,9 @@ def test_lora_reference_is_the_base_model(tiny_model_path):
 
 
 def test_lora_on_top_layers_only(tiny_model_path):
-    policy = TransformersPolicy(str(tiny_model_path), lora=LoraOptions(rank=2, alpha=4, top_layers=1))
+    policy = TransformersPolicy(
+        str(tiny_model_path), weights=WeightSettings(lora=LoraOptions(rank=2, alpha=4, top_layers=1))
+    )
     names = list(policy.trainable_state_dict())
     assert names and all(".layers.1." in name for name in names)  # the tiny model has layers 0 and 1
     with pytest.raises(ValueError, match="top_layers"):
@@ -125,7 +153,12 @@ def test_lora_on_top_layers_only(tiny_model_path):
 
 
 def test_full_finetuning_reference_is_a_frozen_copy(tiny_model_path):
-    policy = TransformersPolicy(str(tiny_model_path), max_new_tokens=4, seed=0, reference=True)
+    policy = TransformersPolicy(
+        str(tiny_model_path),
+        weights=WeightSettings(reference=True),
+        sampling=SamplingSettings(max_new_tokens=4),
+        seed=0,
+    )
     with torch.no_grad():
         next(policy.model.parameters()).add_(0.1)
     [generation] = policy.generate(["x"])
@@ -146,9 +179,9 @@ def test_trainable_state_round_trip_and_mismatch(tiny_policy):
 
 def test_bad_arguments_are_named(tiny_model_path):
     with pytest.raises(ValueError, match="temperature"):
-        TransformersPolicy(str(tiny_model_path), temperature=0)
+        TransformersPolicy(str(tiny_model_path), sampling=SamplingSettings(temperature=0))
     with pytest.raises(ValueError, match="top_p"):
-        TransformersPolicy(str(tiny_model_path), top_p=1.5)
+        TransformersPolicy(str(tiny_model_path), sampling=SamplingSettings(top_p=1.5))
     with pytest.raises(ValueError, match="neither a built-in name"):
         TransformersPolicy("/no/such/model")
 
@@ -175,8 +208,11 @@ def test_a_group_s_shared_first_prompt_is_prefilled_once_with_the_same_samples(t
     ]
     results = {}
     for share in (False, True):
-        policy = TransformersPolicy(  # one prefill pass (prefill_rows=0): the rows fed count the distinct prompts
-            str(tiny_model_path), max_new_tokens=5, seed=7, share_prompts=share, prefill_rows=0
+        policy = TransformersPolicy(
+            str(tiny_model_path),
+            sampling=SamplingSettings(max_new_tokens=5),
+            prefill=PrefillSettings(share_prompts=share, prefill_rows=0),
+            seed=7,
         )
 
         def run(policy=policy):

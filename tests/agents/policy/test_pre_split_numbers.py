@@ -10,7 +10,14 @@ on the machine that pinned them).
 import pytest
 import torch
 
-from agents.policy import LoraOptions, TransformersPolicy
+from agents.policy import (
+    ChatSettings,
+    DecodeSettings,
+    LoraOptions,
+    SamplingSettings,
+    TransformersPolicy,
+    WeightSettings,
+)
 
 PROMPTS = ["Say hi.", "A longer prompt, so rows are left-padded.", "Say hi."]
 
@@ -60,7 +67,9 @@ def _close(got, expected):
 
 
 def test_sampling_scoring_prompt_kv_reuse_and_conversations_match_the_pinned_numbers(tiny_model_path):
-    policy = TransformersPolicy(str(tiny_model_path), max_new_tokens=5, temperature=0.7, top_p=0.9, seed=11)
+    policy = TransformersPolicy(
+        str(tiny_model_path), sampling=SamplingSettings(max_new_tokens=5, temperature=0.7, top_p=0.9), seed=11
+    )
     sampled = policy.generate(PROMPTS)
     assert [g.response_ids for g in sampled] == SAMPLED
     assert _close([g.logprobs for g in sampled], SAMPLED_LOGPROBS)
@@ -96,7 +105,10 @@ def test_sampling_scoring_prompt_kv_reuse_and_conversations_match_the_pinned_num
 
 def test_the_static_cache_with_a_stop_string_matches_the_pinned_numbers(tiny_model_path):
     policy = TransformersPolicy(
-        str(tiny_model_path), max_new_tokens=5, temperature=0.7, seed=11, decode="static", stop=("a",)
+        str(tiny_model_path),
+        sampling=SamplingSettings(max_new_tokens=5, temperature=0.7, stop=("a",)),
+        decoding=DecodeSettings(decode="static"),
+        seed=11,
     )
     sampled = policy.generate(PROMPTS)
     assert [g.response_ids for g in sampled] == [SAMPLED[0][:1], SAMPLED[1], SAMPLED[2][:1]]
@@ -109,10 +121,10 @@ def test_lora_on_the_top_layer_with_trunk_states_and_its_reference_match_the_pin
     torch.manual_seed(0)  # the adapter's initialisation draws from the global generator
     policy = TransformersPolicy(
         str(tiny_model_path),
-        max_new_tokens=4,
+        weights=WeightSettings(lora=LoraOptions(rank=2, alpha=4, top_layers=1)),
+        sampling=SamplingSettings(max_new_tokens=4),
+        chat=ChatSettings(response_prefix="<"),
         seed=5,
-        lora=LoraOptions(rank=2, alpha=4, top_layers=1),
-        response_prefix="<",
     )
     with torch.no_grad():
         for name, parameter in policy.model.named_parameters():

@@ -2,7 +2,7 @@ import pytest
 import torch
 
 from agents.algorithms.privileged.shift import insert_privileged_text
-from agents.policy import TransformersPolicy
+from agents.policy import DecodeSettings, SamplingSettings, TransformersPolicy, WeightSettings
 from agents.policy.prompt_cache import PromptCacheStore, common_prefix_length, stacked_past
 
 PROMPTS = [
@@ -62,7 +62,7 @@ def test_stacked_past_left_pads_rows_of_different_lengths():
 
 @pytest.mark.parametrize("placement", ["prompt_end", "after_task", "prompt_start"])
 def test_reusing_the_rollout_prompt_kv_gives_the_same_scores(tiny_model_path, placement):
-    policy = TransformersPolicy(str(tiny_model_path), max_new_tokens=6, seed=0)
+    policy = TransformersPolicy(str(tiny_model_path), sampling=SamplingSettings(max_new_tokens=6), seed=0)
     with policy.keeping_prompt_caches():
         generations = policy.generate(PROMPTS[:2])  # the third prompt is never kept
     assert len(policy.prompt_caches) == 2
@@ -85,7 +85,13 @@ def test_reusing_the_rollout_prompt_kv_gives_the_same_scores(tiny_model_path, pl
 
 @pytest.mark.parametrize("decode", ["dynamic", "static"])
 def test_reuse_matches_the_rollout_logprobs_and_rejects_bad_calls(tiny_model_path, decode):
-    policy = TransformersPolicy(str(tiny_model_path), max_new_tokens=5, seed=2, reference=True, decode=decode)
+    policy = TransformersPolicy(
+        str(tiny_model_path),
+        weights=WeightSettings(reference=True),
+        sampling=SamplingSettings(max_new_tokens=5),
+        decoding=DecodeSettings(decode=decode),
+        seed=2,
+    )
     with policy.keeping_prompt_caches():
         generations = policy.generate(PROMPTS)
     scores = policy.score(PROMPTS, [g.response_ids for g in generations], reuse_from=PROMPTS)

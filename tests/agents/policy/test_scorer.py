@@ -3,7 +3,7 @@ import torch
 
 from agents.policy.padding import left_pad, right_pad
 from agents.policy.sampler import Sampler, SamplingSettings
-from agents.policy.scorer import Scorer
+from agents.policy.scorer import Scorer, ScoreSettings
 
 PROMPTS = [[11, 12, 13, 14], [21, 22], [31, 32, 33]]
 RESPONSES = [[41, 42, 43], [51], [61, 62]]
@@ -18,7 +18,7 @@ def scorer(tiny_pieces):
         pad_token_id=codec.pad_token_id,
         device=torch.device("cpu"),
         temperature=0.8,
-        score_batch_size=2,
+        settings=ScoreSettings(score_batch_size=2),
     )
 
 

@@ -8,7 +8,14 @@ import pytest
 import torch
 
 from agents.config import GRPOConfig
-from agents.policy import LoraOptions, TransformersPolicy
+from agents.policy import (
+    DecodeSettings,
+    LoraOptions,
+    PrefillSettings,
+    SamplingSettings,
+    TransformersPolicy,
+    WeightSettings,
+)
 from agents.policy.decoding import DynamicDecoder
 from agents.policy.speculation import PromptLookup, target_probs, verify_drafts
 
@@ -35,7 +42,11 @@ def test_lookup_settings_are_checked() -> None:
     with pytest.raises(ValueError, match="GRPOConfig.prompt_lookup_num_tokens must be 0 unless decode='dynamic'"):
         GRPOConfig(prompt_lookup_num_tokens=4, decode="static")
     with pytest.raises(ValueError, match="prompt lookup needs decode='dynamic'"):
-        TransformersPolicy("tiny-random-qwen3", decode="static", prompt_lookup_num_tokens=4)
+        TransformersPolicy(
+            "tiny-random-qwen3",
+            decoding=DecodeSettings(decode="static"),
+            prefill=PrefillSettings(prompt_lookup_num_tokens=4),
+        )
 
 
 def test_greedy_verification_keeps_the_prefix_the_argmax_agrees_with() -> None:
@@ -93,9 +104,14 @@ def _counting_feeds(monkeypatch: pytest.MonkeyPatch) -> list[int]:
 
 def test_greedy_tokens_and_log_probs_are_the_plain_loops(tiny_model_path, monkeypatch) -> None:
     widths = _counting_feeds(monkeypatch)
-    plain = TransformersPolicy(str(tiny_model_path), max_new_tokens=20, seed=0, stop=("c d",))
+    plain = TransformersPolicy(
+        str(tiny_model_path), sampling=SamplingSettings(max_new_tokens=20, stop=("c d",)), seed=0
+    )
     drafted = TransformersPolicy(
-        str(tiny_model_path), max_new_tokens=20, seed=0, stop=("c d",), prompt_lookup_num_tokens=5
+        str(tiny_model_path),
+        sampling=SamplingSettings(max_new_tokens=20, stop=("c d",)),
+        prefill=PrefillSettings(prompt_lookup_num_tokens=5),
+        seed=0,
     )
     for max_new_tokens in (20, 3, 1):
         want = plain.generate(PROMPTS, greedy=True, max_new_tokens=max_new_tokens)
@@ -112,7 +128,10 @@ def test_sampled_log_probs_are_the_teacher_forced_ones(tiny_model_path, monkeypa
     # A low temperature makes drafts of the model's own loops likely to be kept, so both the
     # accepting and the rejecting branches run.
     policy = TransformersPolicy(
-        str(tiny_model_path), max_new_tokens=16, seed=3, temperature=0.05, prompt_lookup_num_tokens=4
+        str(tiny_model_path),
+        sampling=SamplingSettings(max_new_tokens=16, temperature=0.05),
+        prefill=PrefillSettings(prompt_lookup_num_tokens=4),
+        seed=3,
     )
     generations = policy.generate(PROMPTS)
     scores = policy.score(PROMPTS, [g.response_ids for g in generations])
@@ -126,8 +145,16 @@ def test_sampled_log_probs_are_the_teacher_forced_ones(tiny_model_path, monkeypa
 
 def test_kept_trunk_states_and_conversations_are_the_plain_loops(tiny_model_path) -> None:
     lora = LoraOptions(rank=2, alpha=4, top_layers=1)
-    plain = TransformersPolicy(str(tiny_model_path), max_new_tokens=8, seed=0, lora=lora)
-    drafted = TransformersPolicy(str(tiny_model_path), max_new_tokens=8, seed=0, lora=lora, prompt_lookup_num_tokens=4)
+    plain = TransformersPolicy(
+        str(tiny_model_path), weights=WeightSettings(lora=lora), sampling=SamplingSettings(max_new_tokens=8), seed=0
+    )
+    drafted = TransformersPolicy(
+        str(tiny_model_path),
+        weights=WeightSettings(lora=lora),
+        sampling=SamplingSettings(max_new_tokens=8),
+        prefill=PrefillSettings(prompt_lookup_num_tokens=4),
+        seed=0,
+    )
     with plain.keeping_trunk_hiddens():
         want = plain.generate(PROMPTS, greedy=True)
     with drafted.keeping_trunk_hiddens():

@@ -1,7 +1,7 @@
 import pytest
 import torch
 
-from agents.policy import LoraOptions, TransformersPolicy
+from agents.policy import LoraOptions, SamplingSettings, TransformersPolicy, WeightSettings
 from agents.policy.trunk import trunk_layer
 from tests.support.padded import padded_generations
 
@@ -18,7 +18,10 @@ def lora_policy(tiny_model_path):
     """LoRA on the top layer of the tiny model's two, with non-zero weights so the adapter matters."""
     torch.manual_seed(0)
     policy = TransformersPolicy(
-        str(tiny_model_path), max_new_tokens=6, seed=0, lora=LoraOptions(rank=2, alpha=4, top_layers=1)
+        str(tiny_model_path),
+        weights=WeightSettings(lora=LoraOptions(rank=2, alpha=4, top_layers=1)),
+        sampling=SamplingSettings(max_new_tokens=6),
+        seed=0,
     )
     with torch.no_grad():
         for name, parameter in policy.model.named_parameters():
@@ -97,5 +100,5 @@ def test_keeping_trunk_states_needs_a_frozen_trunk(tiny_policy, tiny_model_path)
     with pytest.raises(ValueError, match="top_layers"):
         with tiny_policy.keeping_trunk_hiddens():
             pass
-    everything = TransformersPolicy(str(tiny_model_path), lora=LoraOptions(rank=2, alpha=4))
+    everything = TransformersPolicy(str(tiny_model_path), weights=WeightSettings(lora=LoraOptions(rank=2, alpha=4)))
     assert everything.trunk_layer is None

@@ -7,7 +7,14 @@ import sys
 import pytest
 import torch
 
-from agents.policy import LoraOptions, TransformersPolicy, trunk_precision
+from agents.policy import (
+    DecodeSettings,
+    LoraOptions,
+    SamplingSettings,
+    TransformersPolicy,
+    WeightSettings,
+    trunk_precision,
+)
 from agents.policy.trunk import decoder_and_head
 from agents.policy.trunk_precision import lower_trunk, resolve_trunk_dtype
 from agents.settings import LoraSettings
@@ -17,15 +24,14 @@ PROMPTS = ["Say hi.", "A much longer prompt, so the batch needs left padding to 
 CPU = torch.device("cpu")
 
 
-def _policy(path, trunk_dtype=None, state=None, **kwargs):
+def _policy(path, trunk_dtype=None, state=None, decode="dynamic"):
     torch.manual_seed(0)
     policy = TransformersPolicy(
         str(path),
-        max_new_tokens=6,
+        weights=WeightSettings(lora=LoraOptions(rank=2, alpha=4, top_layers=1), trunk_dtype=trunk_dtype),
+        sampling=SamplingSettings(max_new_tokens=6),
+        decoding=DecodeSettings(decode=decode),
         seed=0,
-        lora=LoraOptions(rank=2, alpha=4, top_layers=1),
-        trunk_dtype=trunk_dtype,
-        **kwargs,
     )
     if state is None:
         generator = torch.Generator().manual_seed(1)
@@ -73,7 +79,9 @@ def test_settings_refuse_a_trunk_dtype_without_a_trunk():
 
 def test_the_policy_refuses_bf16_without_a_trunk_before_loading_weights(tiny_model_path):
     with pytest.raises(ValueError, match="needs a frozen trunk"):
-        TransformersPolicy(str(tiny_model_path), lora=LoraOptions(rank=2), trunk_dtype="bfloat16")
+        TransformersPolicy(
+            str(tiny_model_path), weights=WeightSettings(lora=LoraOptions(rank=2), trunk_dtype="bfloat16")
+        )
 
 
 def test_only_the_frozen_layers_are_lowered(tiny_model_path):

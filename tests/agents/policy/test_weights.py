@@ -1,7 +1,7 @@
 import pytest
 import torch
 
-from agents.policy.weights import LoraOptions, PolicyWeights, torch_dtype
+from agents.policy.weights import LoraOptions, PolicyWeights, WeightSettings, torch_dtype
 
 
 @pytest.mark.parametrize(
@@ -23,10 +23,10 @@ def test_dtype_names():
 def test_the_reference_is_the_adapter_switched_off_or_a_frozen_copy_or_none(tiny_model_path):
     plain = PolicyWeights.load(tiny_model_path)
     assert not plain.has_reference and plain.trunk_layer is None
-    copied = PolicyWeights.load(tiny_model_path, reference=True)
+    copied = PolicyWeights.load(tiny_model_path, WeightSettings(reference=True))
     with copied.reference_model() as reference:
         assert reference is not copied.model and not any(p.requires_grad for p in reference.parameters())
-    adapted = PolicyWeights.load(tiny_model_path, lora=LoraOptions(rank=2, top_layers=1))
+    adapted = PolicyWeights.load(tiny_model_path, WeightSettings(lora=LoraOptions(rank=2, top_layers=1)))
     assert adapted.has_reference and adapted.trunk_layer == 1
     assert {name.split(".layers.")[1][0] for name in adapted.trainable_state_dict()} == {"1"}
     with adapted.reference_model() as reference:

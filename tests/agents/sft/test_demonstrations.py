@@ -10,7 +10,7 @@ import pytest
 
 from agentenvs.core.prompts import PromptBuilder
 from agents.collection.collector import Collector
-from agents.policy.transformers_policy import Generation
+from agents.policy.generation import Generation
 from agents.sft import SFTAgent, SFTConfig
 from agents.sft.demonstrations import (
     break_action,

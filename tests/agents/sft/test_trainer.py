@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 import torch
 
-from agents.policy import LoraOptions, TransformersPolicy
+from agents.policy import ChatSettings, LoraOptions, SamplingSettings, TransformersPolicy, WeightSettings
 from agents.policy.trunk import TrunkRecorder
 from agents.settings import OptimSettings
 from agents.sft.demonstrations import Demonstration
@@ -70,7 +70,7 @@ def test_tokenized_prompts_are_the_policys_rollout_prompts(tiny_model_path):
 
 
 def test_a_response_prefix_is_part_of_the_prompt_not_of_the_target(tiny_model_path):
-    policy = TransformersPolicy(str(tiny_model_path), seed=0, response_prefix="<answer>")
+    policy = TransformersPolicy(str(tiny_model_path), chat=ChatSettings(response_prefix="<answer>"), seed=0)
     [example] = tokenize_demonstrations(
         policy, [Demonstration("Q?", "<answer>x</answer>", "0", 0)], stop=("</answer>",)
     )
@@ -81,7 +81,9 @@ def test_a_response_prefix_is_part_of_the_prompt_not_of_the_target(tiny_model_pa
 def test_training_fits_the_demonstrations_and_touches_only_the_adapter(tmp_path, tiny_model_path):
     torch.manual_seed(0)
     policy = TransformersPolicy(
-        str(tiny_model_path), seed=0, lora=LoraOptions(rank=8, alpha=16, target_modules=("q_proj", "v_proj", "lm_head"))
+        str(tiny_model_path),
+        weights=WeightSettings(lora=LoraOptions(rank=8, alpha=16, target_modules=("q_proj", "v_proj", "lm_head"))),
+        seed=0,
     )
     demonstrations = [Demonstration(f"Task {i}: say the code.", f"code {i % 2}", str(i), 0) for i in range(4)]
     examples = tokenize_demonstrations(policy, demonstrations)
@@ -102,7 +104,7 @@ def test_training_fits_the_demonstrations_and_touches_only_the_adapter(tmp_path,
 
 
 def test_training_needs_temperature_one(tiny_model_path, tmp_path):
-    policy = TransformersPolicy(str(tiny_model_path), seed=0, temperature=0.7)
+    policy = TransformersPolicy(str(tiny_model_path), sampling=SamplingSettings(temperature=0.7), seed=0)
     with pytest.raises(ValueError, match="temperature 1.0"):
         SFTTrainer(
             policy,
@@ -119,7 +121,9 @@ def test_the_trunk_cache_gives_the_same_losses_and_weights(tmp_path, tiny_model_
     results = []
     for trunk_cache in (False, True):
         torch.manual_seed(0)
-        policy = TransformersPolicy(str(tiny_model_path), seed=0, lora=LoraOptions(rank=4, alpha=8, top_layers=1))
+        policy = TransformersPolicy(
+            str(tiny_model_path), weights=WeightSettings(lora=LoraOptions(rank=4, alpha=8, top_layers=1)), seed=0
+        )
         assert policy.trunk_layer is not None
         trainer = SFTTrainer(
             policy,
@@ -143,7 +147,9 @@ def test_trunk_states_are_each_demonstrations_own_states_in_its_order_without_ru
     tiny_model_path,
 ):
     torch.manual_seed(0)
-    policy = TransformersPolicy(str(tiny_model_path), seed=0, lora=LoraOptions(rank=4, alpha=8, top_layers=1))
+    policy = TransformersPolicy(
+        str(tiny_model_path), weights=WeightSettings(lora=LoraOptions(rank=4, alpha=8, top_layers=1)), seed=0
+    )
     assert policy.trunk_layer is not None
     # Lengths out of order, so the length-sorted batches (2 a batch) differ from the given order.
     examples = [TokenizedDemonstration(list(range(5, 5 + length)), [7, 8]) for length in (9, 3, 14, 5, 3, 11, 6)]
@@ -164,7 +170,9 @@ def test_trunk_states_are_each_demonstrations_own_states_in_its_order_without_ru
 
 
 def test_a_stopping_recorder_swallows_only_its_own_early_exit(tiny_model_path):
-    policy = TransformersPolicy(str(tiny_model_path), seed=0, lora=LoraOptions(rank=4, alpha=8, top_layers=1))
+    policy = TransformersPolicy(
+        str(tiny_model_path), weights=WeightSettings(lora=LoraOptions(rank=4, alpha=8, top_layers=1)), seed=0
+    )
     decoder = policy.model.get_base_model().get_decoder()
     with pytest.raises(RuntimeError, match="not the recorder's"):
         with TrunkRecorder(decoder.layers[policy.trunk_layer], stop=True):
