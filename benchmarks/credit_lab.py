@@ -311,30 +311,46 @@ def machine() -> str:
 # -- stage 1: the warm start -----------------------------------------------------------------------
 
 
-def warm_start(setting: Setting, work: Path, records: Path) -> tuple[str, dict[str, float]]:
-    """The setting's warm start model folder and its held-out evaluation (trained once)."""
+def weights_digest(model: Path) -> str:
+    """A short digest of a saved model's weights: which warm start a run started from."""
+    import hashlib
+
+    digest = hashlib.sha256()
+    for path in sorted(model.glob("*.safetensors")):
+        with path.open("rb") as handle:
+            while block := handle.read(1 << 24):
+                digest.update(block)
+    return digest.hexdigest()[:16]
+
+
+def warm_start(setting: Setting, work: Path, records: Path) -> tuple[str, int, dict[str, float]]:
+    """The setting's warm start: its model folder, its sitting and its held-out evaluation.
+
+    The model is trained once per machine (model folders are not committed). The record keeps one
+    sitting per distinct set of weights, so that a run names the warm start it started from and the
+    report pairs rules only within one; training again never replaces an earlier sitting."""
     folder = work / setting.name / "warm_start"
     path = record_path(records, setting.name, "warm_start")
-    if path.exists() and (folder / "model" / "config.json").exists():
-        return str(folder / "model"), json.loads(path.read_text())["evaluation"]
-    from agents.sft import SFTAgent
+    record = json.loads(path.read_text()) if path.exists() else {"kind": "warm_start", "setting": setting.name}
+    sittings: list[dict[str, Any]] = record.setdefault("sittings", [])
+    if not (folder / "model" / "config.json").exists():
+        from agents.sft import SFTAgent
 
-    started = time.perf_counter()
-    agent = SFTAgent(MODEL, setting.env, sft_config(setting, folder))
-    result = agent.learn()
-    agent.save_pretrained(folder / "model")
-    evaluation = {key: float(value) for key, value in result.items() if key.startswith("eval/")}
-    write_record(
-        path,
-        {
-            "kind": "warm_start",
-            "setting": setting.name,
-            "evaluation": evaluation,
-            "seconds": time.perf_counter() - started,
-            "machine": machine(),
-        },
-    )
-    return str(folder / "model"), evaluation
+        started = time.perf_counter()
+        agent = SFTAgent(MODEL, setting.env, sft_config(setting, folder))
+        result = agent.learn()
+        agent.save_pretrained(folder / "model")
+        evaluation = {key: float(value) for key, value in result.items() if key.startswith("eval/")}
+        seconds = time.perf_counter() - started
+        (folder / "evaluation.json").write_text(json.dumps({"evaluation": evaluation, "seconds": seconds}))
+    digest = weights_digest(folder / "model")
+    for number, sitting in enumerate(sittings):
+        if sitting["digest"] == digest:
+            return str(folder / "model"), number, sitting["evaluation"]
+    trained = json.loads((folder / "evaluation.json").read_text())
+    sittings.append({"digest": digest, "machine": machine(), **trained})
+    write_record(path, record)
+    return str(folder / "model"), len(sittings) - 1, trained["evaluation"]
 
 
 # -- stage 2: credit quality against the exact advantages -----------------------------------------
@@ -440,12 +456,14 @@ def race_run(
     rule: str,
     seed: int,
     model: str,
+    sitting: int,
     start: dict[str, float],
     work: Path,
     records: Path,
     lab: LabSettings,
 ) -> None:
-    """Trains one rule from the warm start and records its curve."""
+    """Trains one rule from the warm start (``sitting``: which one, see :func:`warm_start`) and
+    records its curve."""
     from agents import GRPOAgent
     from agents.reports.plotting import read_metrics
 
@@ -480,6 +498,7 @@ def race_run(
             "setting": setting.name,
             "rule": rule,
             "seed": seed,
+            "warm_start": sitting,
             "curve": curve,
             "train_success": [float(r["train/success_rate"]) for r in metrics if "train/success_rate" in r],
             "training_episodes": lab.steps * episodes_per_step,
@@ -515,7 +534,7 @@ def run(args: argparse.Namespace) -> None:
     lab, sweep_records, work = study.lab, Path(args.records), Path(args.work)
     records = sweep_records.parent / study.folder / "records" if study.folder else sweep_records
     deadline = time.monotonic() + args.max_minutes * 60 if args.max_minutes else math.inf
-    starts: dict[str, tuple[str, dict[str, float]]] = {}
+    starts: dict[str, tuple[str, int, dict[str, float]]] = {}
     jobs: list[tuple[str, Any]] = []
     for index, name in enumerate(settings):
         if study.quality and index % shards == shard:
@@ -532,14 +551,14 @@ def run(args: argparse.Namespace) -> None:
         setting = SETTINGS[name]
         if name not in starts:
             starts[name] = warm_start(setting, work, sweep_records)  # every study starts from the sweep's
-        model, start = starts[name]
+        model, sitting, start = starts[name]
         began = time.perf_counter()
         if kind == "quality":
             quality(setting, model, records, rules, lab)
             label = f"quality {name}"
         else:
             _, rule, seed = job
-            race_run(setting, rule, seed, model, start, work / study.folder, records, lab)
+            race_run(setting, rule, seed, model, sitting, start, work / study.folder, records, lab)
             label = f"race {name} {rule} seed {seed}"
         print(f"[{number}/{len(jobs)}] {label}: {time.perf_counter() - began:.0f} s", flush=True)
 
@@ -585,8 +604,9 @@ def race_table(race: list[dict[str, Any]]) -> dict[tuple[str, str], dict[str, An
     table: dict[tuple[str, str], dict[str, Any]] = {}
     for record in race:
         key = (record["setting"], record["rule"])
-        entry = table.setdefault(key, {"seeds": [], "curves": [], "seconds": [], "plays": []})
+        entry = table.setdefault(key, {"seeds": [], "warm_starts": [], "curves": [], "seconds": [], "plays": []})
         entry["seeds"].append(record["seed"])
+        entry["warm_starts"].append(record["warm_start"])
         entry["curves"].append([point["success"] for point in record["curve"]])
         entry["episodes"] = [point["episodes"] for point in record["curve"]]
         entry["seconds"].append(record["seconds"])
@@ -607,16 +627,15 @@ def race_table(race: list[dict[str, Any]]) -> dict[tuple[str, str], dict[str, An
 
 def paired_gains(races: dict[tuple[str, str], dict[str, Any]], key: str = "auc") -> dict[tuple[str, str], list[float]]:
     """Per (setting, rule other than GRPO): ``key``'s per-seed difference from GRPO's run with the same
-    seed (same warm start, same first batch), over the seeds both have run."""
+    seed from the same warm start (same weights, same first batch), over the seeds both have run."""
     gains: dict[tuple[str, str], list[float]] = {}
     for (name, rule), entry in races.items():
         base = races.get((name, "grpo"))
         if rule == "grpo" or base is None:
             continue
-        grpo = dict(zip(base["seeds"], base[key], strict=True))
-        gains[(name, rule)] = [
-            value - grpo[seed] for seed, value in zip(entry["seeds"], entry[key], strict=True) if seed in grpo
-        ]
+        grpo = dict(zip(zip(base["seeds"], base["warm_starts"], strict=True), base[key], strict=True))
+        runs = zip(entry["seeds"], entry["warm_starts"], entry[key], strict=True)
+        gains[(name, rule)] = [value - grpo[(seed, start)] for seed, start, value in runs if (seed, start) in grpo]
     return gains
 
 
@@ -683,10 +702,14 @@ def report(args: argparse.Namespace) -> None:
         "|---|---|---|---|---|",
     ]
     for name in settings:
-        setting, start = SETTINGS[name], starts.get(name, {}).get("evaluation", {})
+        setting = SETTINGS[name]
+        cells = [
+            f"{fmt(sitting['evaluation'].get('eval/success_rate', math.nan))} / "
+            f"{fmt(sitting['evaluation'].get('eval/invalid_rate', math.nan))} (sitting {number}: {sitting['machine']})"
+            for number, sitting in enumerate(starts.get(name, {}).get("sittings", []))
+        ]
         lines.append(
-            f"| {name} | {setting.what} | {setting.chance:.2f} | {setting.best:.2f} | "
-            f"{fmt(start.get('eval/success_rate', math.nan))} / {fmt(start.get('eval/invalid_rate', math.nan))} |"
+            f"| {name} | {setting.what} | {setting.chance:.2f} | {setting.best:.2f} | {'; '.join(cells) or '–'} |"
         )
     lines += ["", "### Final held-out success (mean ± 95 % interval over seeds; seeds in brackets)", ""]
     lines += ["| rule | " + " | ".join(settings) + " | bsuite-style score |", "|---" * (len(settings) + 2) + "|"]
@@ -714,7 +737,8 @@ def report(args: argparse.Namespace) -> None:
     gains = paired_gains(races)
     lines += [
         "",
-        "### AUC gain over GRPO, paired by seed (mean ± 95 % interval; seeds in brackets; **bold**: above 0)",
+        "### AUC gain over GRPO, paired by seed and warm start (mean ± 95 % interval; seeds in brackets; **bold**: "
+        "above 0)",
         "",
     ]
     lines += ["| rule | " + " | ".join(settings) + " |", "|---" * (len(settings) + 1) + "|"]
@@ -775,7 +799,10 @@ def report(args: argparse.Namespace) -> None:
             f"between a rule's within-trajectory ρ and its mean paired AUC gain over GRPO in the same setting, over "
             f"{len(pairs)} (setting, rule) pairs.",
         ]
-    machines = sorted({r.get("machine", "?") for r in records})
+    machines = sorted(
+        {r["machine"] for r in records if "machine" in r}
+        | {sitting["machine"] for start in starts.values() for sitting in start["sittings"]}
+    )
     lines += ["", f"Machines: {'; '.join(machines)}. Records: {len(race)} runs."]
     out = Path(args.output)
     out.mkdir(parents=True, exist_ok=True)

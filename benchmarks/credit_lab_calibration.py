@@ -44,8 +44,10 @@ def main(argv: Sequence[str] | None = None) -> None:
     run_config = credit_lab.rl_config
     credit_lab.rl_config = lambda *a, **k: dataclasses.replace(run_config(*a, **k), **args.overrides)
     work = Path(args.work)
-    model, start = credit_lab.warm_start(setting, work, FOLDER / "records")
-    credit_lab.race_run(setting, "grpo", args.seed, model, start, work / args.name, FOLDER / "records" / args.name, lab)
+    model, sitting, start = credit_lab.warm_start(setting, work, FOLDER / "records")
+    credit_lab.race_run(
+        setting, "grpo", args.seed, model, sitting, start, work / args.name, FOLDER / "records" / args.name, lab
+    )
     path = credit_lab.record_path(FOLDER / "records" / args.name, setting.name, f"grpo_{args.seed}")
     record = json.loads(path.read_text())
     record["overrides"] = args.overrides

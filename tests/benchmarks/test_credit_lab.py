@@ -19,6 +19,7 @@ def race_record(setting: str, rule: str, seed: int, successes: list[float]) -> d
         "setting": setting,
         "rule": rule,
         "seed": seed,
+        "warm_start": 0,
         "curve": [{"step": 4 * i, "episodes": 64 * i, "success": s} for i, s in enumerate(successes)],
         "continuation_plays": 10.0 if rule == "vine" else 0.0,
         "seconds": 60.0,
@@ -88,12 +89,46 @@ def test_paired_gains_compare_each_seed_with_grpos_run_of_the_same_seed() -> Non
         race_record("umbrella-4", "vine", 2, [0.3, 0.9]),  # no GRPO run of seed 2: left out
         race_record("keydoor", "vine", 0, [0.1, 0.2]),  # no GRPO run in this setting: no entry
     ]
-    gains = credit_lab.paired_gains(credit_lab.race_table(records))
+    other_start = {**race_record("umbrella-4", "vine", 0, [0.3, 0.9]), "warm_start": 1}  # GRPO's seed 0 is sitting 0
+    gains = credit_lab.paired_gains(credit_lab.race_table([*records, other_start]))
     assert list(gains) == [("umbrella-4", "vine")]
     assert gains[("umbrella-4", "vine")] == pytest.approx([0.1])  # AUC 0.6 against GRPO's 0.5 at seed 1
     assert credit_lab.paired_gains(credit_lab.race_table(records), "final")[("umbrella-4", "vine")] == pytest.approx(
         [0.2]
     )
+
+
+def test_a_warm_start_trained_again_is_a_new_sitting_and_the_first_is_kept(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    trained = []
+
+    class FakeSFT:  # trains nothing: writes weights that differ per call, as another machine's would
+        def __init__(self, model: str, env: str, config: object) -> None:
+            self.config = config
+
+        def learn(self) -> dict[str, float]:
+            trained.append(1)
+            return {"eval/success_rate": 0.25 * len(trained), "loss": 1.0}
+
+        def save_pretrained(self, folder: Path) -> None:
+            folder.mkdir(parents=True, exist_ok=True)
+            (folder / "config.json").write_text("{}")
+            (folder / "model.safetensors").write_bytes(bytes([len(trained)]) * 64)
+
+    import agents.sft
+
+    monkeypatch.setattr(agents.sft, "SFTAgent", FakeSFT)
+    setting, records = credit_lab.SETTINGS["umbrella-4"], tmp_path / "records"
+    model, sitting, start = credit_lab.warm_start(setting, tmp_path / "work", records)
+    assert (sitting, start, len(trained)) == (0, {"eval/success_rate": 0.25}, 1)
+    assert credit_lab.warm_start(setting, tmp_path / "work", records)[1:] == (0, start)  # found, not trained
+    (Path(model) / "config.json").unlink()  # a fresh machine: the model folder is gone, the record is not
+    _, sitting, start = credit_lab.warm_start(setting, tmp_path / "other", records)
+    record = json.loads(credit_lab.record_path(records, "umbrella-4", "warm_start").read_text())
+    assert (sitting, start, len(trained)) == (1, {"eval/success_rate": 0.5}, 2)
+    assert [s["evaluation"]["eval/success_rate"] for s in record["sittings"]] == [0.25, 0.5]
+    assert record["sittings"][0]["digest"] != record["sittings"][1]["digest"]
 
 
 def test_quality_table_ranks_and_shares_against_the_exact_advantages() -> None:
