@@ -40,7 +40,7 @@ from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any
 
-__all__ = ["RECIPES", "Recipe", "rl_settings", "sft_settings"]
+__all__ = ["RECIPES", "SMOKE", "Recipe", "rl_settings", "sft_settings", "smoke_settings"]
 
 
 @dataclass(frozen=True)
@@ -249,3 +249,40 @@ def sft_settings(env_id: str) -> dict[str, Any]:
         with_sft = sorted(name for name, other in RECIPES.items() if other.sft is not None)
         raise ValueError(f"the recipe for {env_id!r} has no warm start (SFT recipes: {', '.join(with_sft)})")
     return _copy({**recipe.both, **recipe.sft})
+
+
+SMOKE: Mapping[str, Mapping[str, Any]] = MappingProxyType(
+    {
+        "rl": _frozen(
+            num_groups=2,
+            group_size=2,
+            max_turns=2,
+            max_new_tokens=8,
+            eval_episodes=2,
+            eval_every=0,
+            save_every=0,
+            record_groups=1,
+        ),
+        "sft": _frozen(
+            expert_episodes=2, extra_expert_turns={}, epochs=1, max_turns=2, max_new_tokens=8, eval_episodes=2
+        ),
+    }
+)
+"""A smoke run's budget by stage: seconds with the tiny model, through every stage (evaluation,
+collection, credit, update, checkpoint; or demonstrations, cloning, evaluation, saving), to check a
+set-up before a real run. It learns nothing. Applied over a recipe or the generic defaults (the
+CLI's ``--smoke``)."""
+
+
+def smoke_settings(stage: str) -> dict[str, Any]:
+    """A smoke run's settings of ``stage`` (``"rl"`` or ``"sft"``), as config keyword arguments.
+
+    >>> smoke_settings("rl")["num_groups"], smoke_settings("sft")["expert_episodes"]
+    (2, 2)
+
+    Raises:
+        ValueError: naming another stage.
+    """
+    if stage not in SMOKE:
+        raise ValueError(f"no smoke settings for stage {stage!r}; stages: {', '.join(SMOKE)}")
+    return _copy(SMOKE[stage])

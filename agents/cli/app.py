@@ -26,6 +26,7 @@ from typing import Literal
 import tyro
 
 from agents.config import GRPOConfig
+from agents.recipes import smoke_settings
 from agents.sft.config import SFTConfig
 
 
@@ -39,6 +40,12 @@ class TrainArgs:
     """A registered env id."""
     total_steps: int = 20
     """Training steps (each collects num_groups x group_size episodes)."""
+    recipe: bool = False
+    """Start from the env's recipe (GRPOConfig.for_env, agents.recipes: the settings that train on 2 CPU
+    cores in minutes) instead of GRPOConfig's generic defaults; --config flags still apply on top."""
+    smoke: bool = False
+    """A run of seconds through every stage (agents.recipes.SMOKE: 2 tasks, 2 turns of 8 tokens, one step)
+    to check a set-up; it learns nothing; other flags still apply on top."""
     config: GRPOConfig = field(default_factory=GRPOConfig)
     """Algorithm, collection, evaluation and logging settings."""
 
@@ -55,6 +62,12 @@ class EvalArgs:
     """A training run's output folder: evaluate its latest checkpoint with its own settings."""
     episodes: int = 32
     """Held-out tasks to play."""
+    recipe: bool = False
+    """Start from the env's recipe (GRPOConfig.for_env, agents.recipes: the settings that train on 2 CPU
+    cores in minutes) instead of GRPOConfig's generic defaults; --config flags still apply on top."""
+    smoke: bool = False
+    """An evaluation of seconds (agents.recipes.SMOKE: 2 tasks, 2 turns of 8 tokens) to check a set-up;
+    other flags still apply on top."""
     config: GRPOConfig = field(default_factory=GRPOConfig)
     """Settings (prompting, decoding, env kwargs) when no --run is given."""
     endpoint: str | None = None
@@ -77,6 +90,12 @@ class SFTArgs:
     """Built-in model name or a local Hugging Face model folder."""
     env: str = "WebShop-v0"
     """A registered env id."""
+    recipe: bool = False
+    """Start from the env's recipe (SFTConfig.for_env, agents.recipes: the settings that train on 2 CPU
+    cores in minutes) instead of SFTConfig's generic defaults; --config flags still apply on top."""
+    smoke: bool = False
+    """A run of seconds through every stage (agents.recipes.SMOKE: 2 tasks, 2 turns of 8 tokens, one epoch on 2 expert episodes)
+    to check a set-up; it learns nothing; other flags still apply on top."""
     config: SFTConfig = field(default_factory=SFTConfig)
     """Demonstrations, optimisation, evaluation and logging settings."""
 
@@ -126,18 +145,57 @@ COMMANDS: dict[str, Command] = {
 def parse(argv: Sequence[str]) -> Command:
     """Parses ``<command> [flags]``; ``--help`` lists the commands, a bad command or flag exits with status 2.
 
+    With ``--recipe`` or ``--smoke`` the flags are read again over those settings, so a flag given
+    beside them still wins.
+
     >>> parse(["train", "--config.learning-rate", "0.5"]).config.learning_rate
     0.5
+    >>> args = parse(["train", "--env", "WebShop-v0", "--recipe", "--smoke", "--config.group-size", "3"])
+    >>> args.config.max_new_tokens, args.config.num_groups, args.config.group_size, args.total_steps
+    (8, 2, 3, 1)
     """
+    args = _parse(argv, {name: type(default) for name, default in COMMANDS.items()})
+    if not isinstance(args, TrainArgs | EvalArgs | SFTArgs) or not (args.recipe or args.smoke):
+        return args
+    try:
+        start = starting_point(args)
+    except ValueError as error:  # an env without a recipe: say so as a bad flag is said
+        print(f"python -m agents {argv[0]}: {error}", file=sys.stderr)
+        raise SystemExit(2) from None
+    return typing.cast(
+        Command, tyro.cli(type(args), default=start, args=list(argv[1:]), prog=f"python -m agents {argv[0]}")
+    )
+
+
+def _parse(argv: Sequence[str], commands: dict[str, type]) -> Command:
     return typing.cast(
         Command,
         tyro.extras.subcommand_cli_from_dict(
-            {name: type(default) for name, default in COMMANDS.items()},
+            commands,
             prog="python -m agents",
             description="Train, evaluate or inspect LLM agents on agentenvs envs.",
             args=list(argv),
         ),
     )
+
+
+def starting_point(args: TrainArgs | EvalArgs | SFTArgs) -> TrainArgs | EvalArgs | SFTArgs:
+    """The command's defaults that ``--recipe`` and ``--smoke`` ask for, for ``args``' model and env.
+
+    Raises:
+        ValueError: ``--recipe`` for an env without a recipe.
+    """
+    stage = "sft" if isinstance(args, SFTArgs) else "rl"
+    config_class = SFTConfig if stage == "sft" else GRPOConfig
+    settings = config_class.for_env(args.env) if args.recipe else config_class()
+    if args.smoke:
+        settings = dataclasses.replace(settings, **smoke_settings(stage))
+    start = dataclasses.replace(type(args)(), model=args.model, env=args.env, recipe=args.recipe, smoke=args.smoke)
+    if isinstance(start, TrainArgs) and args.smoke:
+        start.total_steps = 1
+    if isinstance(start, EvalArgs) and args.smoke:
+        start.episodes = 2
+    return dataclasses.replace(start, config=settings)
 
 
 def run_train(args: TrainArgs) -> dict[str, float]:
@@ -183,6 +241,8 @@ def run_eval(args: EvalArgs) -> dict[str, float]:
         return run_endpoint_eval(args)
     model, env, config = args.model, args.env, args.config
     weights = None
+    if args.run is not None and args.recipe:
+        raise ValueError("EvalArgs: --recipe and --run cannot be combined (a run is evaluated with its own settings)")
     if args.run is not None:
         _, weights, state = load_checkpoint(args.run)
         model, env = state["model"], state["env"]

@@ -92,3 +92,49 @@ def test_train_then_eval_the_run(tmp_path, tiny_model_path, capsys):
     assert main(["eval", "--run", str(run), "--episodes", "1"]) == 0
     printed = capsys.readouterr().out
     assert "success_rate: " in printed and "invalid_rate: " in printed
+
+
+def test_recipe_starts_from_the_envs_recipe_and_flags_beside_it_win():
+    from agents import GRPOConfig
+    from agents.sft import SFTConfig
+
+    train = parse(["train", "--env", "WebShop-v0", "--recipe", "--config.learning-rate", "0.5"])
+    assert train.config == GRPOConfig.for_env("WebShop-v0", learning_rate=0.5) and train.recipe
+    sft = parse(["sft", "--env", "ALFWorld-v0", "--recipe"])
+    assert sft.config == SFTConfig.for_env("ALFWorld-v0")
+    assert parse(["train", "--env", "WebShop-v0"]).config == GRPOConfig()  # without it: the generic defaults
+
+
+def test_smoke_is_the_smoke_budget_over_the_defaults_or_the_recipe():
+    from agents import GRPOConfig
+    from agents.recipes import SMOKE
+
+    train = parse(["train", "--smoke"])
+    assert train.total_steps == 1 and all(getattr(train.config, k) == v for k, v in SMOKE["rl"].items())
+    assert train.config.learning_rate == GRPOConfig().learning_rate  # the generic default under the budget
+    both = parse(["train", "--env", "WebShop-v0", "--recipe", "--smoke", "--total-steps", "3"])
+    assert (both.total_steps, both.config.num_groups, both.config.learning_rate) == (3, 2, 1e-3)
+    sft = parse(["sft", "--smoke", "--recipe", "--config.epochs", "2"])
+    assert (sft.config.expert_episodes, sft.config.extra_expert_turns, sft.config.epochs) == (2, {}, 2)
+    evaluation = parse(["eval", "--smoke"])
+    assert evaluation.episodes == 2 and evaluation.config.max_turns == 2
+
+
+def test_recipe_for_an_env_without_one_is_a_bad_flag(capsys):
+    with pytest.raises(SystemExit) as exit_info:
+        parse(["train", "--env", "KeyDoor-v0", "--recipe"])
+    assert exit_info.value.code == 2
+    assert "no agent recipe for env 'KeyDoor-v0'" in capsys.readouterr().err
+    assert main(["eval", "--run", "runs/x", "--recipe"]) == 1
+    assert "--recipe and --run cannot be combined" in capsys.readouterr().err
+
+
+def test_a_smoke_run_goes_through_every_stage(tmp_path, tiny_model_path, capsys):
+    run = tmp_path / "run"
+    argv = ["--model", str(tiny_model_path), "--smoke", "--config.no-progress", "--config.output-dir"]
+    assert main(["train", "--env", "SearchQA-v0", *argv, str(run)]) == 0
+    records = [json.loads(line) for line in (run / "metrics.jsonl").read_text().splitlines()]
+    assert [r["step"] for r in records] == [0, 1] and "train/invalid_rate" in records[1]
+    assert any((run / "checkpoints").iterdir())
+    assert main(["sft", "--env", "WebShop-v0", *argv, str(tmp_path / "sft")]) == 0
+    assert "eval/success_rate" in capsys.readouterr().out
