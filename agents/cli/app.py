@@ -17,9 +17,9 @@ from __future__ import annotations
 import dataclasses
 import sys
 import typing
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Any, Literal
 
 # Imported at module load, not lazily: tyro scans ``builtins`` when first imported and
 # fails if ``builtins._`` then holds an unhashable tuple (as doctest runs leave it).
@@ -154,7 +154,8 @@ def parse(argv: Sequence[str]) -> Command:
     >>> args.config.max_new_tokens, args.config.num_groups, args.config.group_size, args.total_steps
     (8, 2, 3, 1)
     """
-    args = _parse(argv, {name: type(default) for name, default in COMMANDS.items()})
+    commands: dict[str, Callable[..., Any]] = {name: type(default) for name, default in COMMANDS.items()}
+    args = _parse(argv, commands)
     if not isinstance(args, TrainArgs | EvalArgs | SFTArgs) or not (args.recipe or args.smoke):
         return args
     try:
@@ -167,7 +168,7 @@ def parse(argv: Sequence[str]) -> Command:
     )
 
 
-def _parse(argv: Sequence[str], commands: dict[str, type]) -> Command:
+def _parse(argv: Sequence[str], commands: dict[str, Callable[..., Any]]) -> Command:
     return typing.cast(
         Command,
         tyro.extras.subcommand_cli_from_dict(
@@ -185,17 +186,19 @@ def starting_point(args: TrainArgs | EvalArgs | SFTArgs) -> TrainArgs | EvalArgs
     Raises:
         ValueError: ``--recipe`` for an env without a recipe.
     """
-    stage = "sft" if isinstance(args, SFTArgs) else "rl"
-    config_class = SFTConfig if stage == "sft" else GRPOConfig
-    settings = config_class.for_env(args.env) if args.recipe else config_class()
-    if args.smoke:
-        settings = dataclasses.replace(settings, **smoke_settings(stage))
-    start = dataclasses.replace(type(args)(), model=args.model, env=args.env, recipe=args.recipe, smoke=args.smoke)
-    if isinstance(start, TrainArgs) and args.smoke:
-        start.total_steps = 1
-    if isinstance(start, EvalArgs) and args.smoke:
-        start.episodes = 2
-    return dataclasses.replace(start, config=settings)
+    if isinstance(args, SFTArgs):
+        sft = SFTConfig.for_env(args.env) if args.recipe else SFTConfig()
+        sft = dataclasses.replace(sft, **smoke_settings("sft")) if args.smoke else sft
+        return SFTArgs(model=args.model, env=args.env, recipe=args.recipe, smoke=args.smoke, config=sft)
+    rl = GRPOConfig.for_env(args.env) if args.recipe else GRPOConfig()
+    rl = dataclasses.replace(rl, **smoke_settings("rl")) if args.smoke else rl
+    if isinstance(args, EvalArgs):
+        episodes = 2 if args.smoke else EvalArgs.episodes
+        return EvalArgs(
+            model=args.model, env=args.env, episodes=episodes, recipe=args.recipe, smoke=args.smoke, config=rl
+        )
+    steps = 1 if args.smoke else TrainArgs.total_steps
+    return TrainArgs(model=args.model, env=args.env, total_steps=steps, recipe=args.recipe, smoke=args.smoke, config=rl)
 
 
 def run_train(args: TrainArgs) -> dict[str, float]:
