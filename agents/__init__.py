@@ -11,7 +11,8 @@ policy backend or credit rule plugs into are in ``docs/interfaces.md``.
 
 The OpenAI Agents SDK (``openai-agents``) installs a top-level ``agents`` package too: importing
 this one checks for it and says what to do (:mod:`agents._clash`; keep the two in separate
-virtual environments).
+virtual environments); it also checks that ``agentenvs`` is the installed package and not a
+folder of that name in the working directory (:mod:`agents._shadow`).
 
 Example:
     >>> GRPOConfig(num_groups=2).rollouts_per_step
@@ -20,6 +21,7 @@ Example:
 
 # First: _clash checks for the OpenAI Agents SDK's `agents` before a module of the other one breaks.
 from agents import _clash  # noqa: F401
+from agents import _shadow  # noqa: F401  (a clone named agentenvs, run from its parent, hides the envs)
 
 try:  # the agents train with torch: a core-only install (the envs alone) says what to add
     import torch  # noqa: F401
