@@ -19,9 +19,9 @@ Example:
     8
 """
 
-# First: _clash checks for the OpenAI Agents SDK's `agents` before a module of the other one breaks.
-from agents import _clash  # noqa: F401
-from agents import _shadow  # noqa: F401  (a clone named agentenvs, run from its parent, hides the envs)
+# First: _clash checks for the OpenAI Agents SDK's `agents` before a module of the other one breaks,
+# and _shadow that `agentenvs` is the installed package, not a folder of that name here.
+from agents import _clash, _shadow  # noqa: F401
 
 try:  # the agents train with torch: a core-only install (the envs alone) says what to add
     import torch  # noqa: F401
