@@ -25,6 +25,7 @@ from typing import Any, Literal
 # fails if ``builtins._`` then holds an unhashable tuple (as doctest runs leave it).
 import tyro
 
+from agents.cli.commands import DESCRIPTION, PROG
 from agents.config import GRPOConfig
 from agents.recipes import smoke_settings
 from agents.sft.config import SFTConfig
@@ -163,9 +164,7 @@ def parse(argv: Sequence[str]) -> Command:
     except ValueError as error:  # an env without a recipe: say so as a bad flag is said
         print(f"python -m agents {argv[0]}: {error}", file=sys.stderr)
         raise SystemExit(2) from None
-    return typing.cast(
-        Command, tyro.cli(type(args), default=start, args=list(argv[1:]), prog=f"python -m agents {argv[0]}")
-    )
+    return typing.cast(Command, tyro.cli(type(args), default=start, args=list(argv[1:]), prog=f"{PROG} {argv[0]}"))
 
 
 def _parse(argv: Sequence[str], commands: dict[str, Callable[..., Any]]) -> Command:
@@ -173,8 +172,8 @@ def _parse(argv: Sequence[str], commands: dict[str, Callable[..., Any]]) -> Comm
         Command,
         tyro.extras.subcommand_cli_from_dict(
             commands,
-            prog="python -m agents",
-            description="Train, evaluate or inspect LLM agents on agentenvs envs.",
+            prog=PROG,
+            description=DESCRIPTION,
             args=list(argv),
         ),
     )

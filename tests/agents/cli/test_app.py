@@ -138,3 +138,25 @@ def test_a_smoke_run_goes_through_every_stage(tmp_path, tiny_model_path, capsys)
     assert any((run / "checkpoints").iterdir())
     assert main(["sft", "--env", "WebShop-v0", *argv, str(tmp_path / "sft")]) == 0
     assert "eval/success_rate" in capsys.readouterr().out
+
+
+def test_the_command_table_is_the_clis_and_its_help_needs_no_training_stack():
+    import subprocess
+    import sys
+
+    from agents.cli import app
+    from agents.cli.commands import COMMANDS
+
+    assert list(COMMANDS) == list(app.COMMANDS)
+    for name, text in COMMANDS.items():
+        assert " ".join((type(app.COMMANDS[name]).__doc__ or "").split()) == text, name
+    code = (
+        "import runpy, sys; sys.argv = ['agents', '--help']\n"
+        "try: runpy.run_module('agents', run_name='__main__')\n"
+        "except SystemExit as e: assert e.code == 0\n"
+        "print(sorted(m for m in ('torch', 'transformers', 'tyro') if m in sys.modules))"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "usage: python -m agents [-h] {train,eval,sft,quickstart,view}" in done.stdout
+    assert "quickstart  The README's main job" in done.stdout and done.stdout.strip().endswith("[]")
