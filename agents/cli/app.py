@@ -204,6 +204,7 @@ def run_train(args: TrainArgs) -> dict[str, float]:
     """Trains, prints held-out success before and after, writes the learning curve."""
     from agents.agent import GRPOAgent
     from agents.reports.plotting import read_metrics
+    from agents.runs.folders import folder_size
     from agents.training.trainer import METRICS_FILE
 
     agent = GRPOAgent(model=args.model, env=args.env, config=args.config)
@@ -230,6 +231,7 @@ def run_train(args: TrainArgs) -> dict[str, float]:
             f"{steps[-1]['train/success_rate']:.3f}"
         )
     print(f"metrics: {agent.output_dir / METRICS_FILE}; curve: {agent.output_dir / 'learning_curve.png'}")
+    print(f"run folder: {agent.output_dir} ({folder_size(agent.output_dir)})")
     return record
 
 
@@ -321,11 +323,13 @@ def run_endpoint_eval(args: EvalArgs) -> dict[str, float]:
 
 def run_sft(args: SFTArgs) -> dict[str, float]:
     """Behaviour cloning; prints held-out figures before and after and where the model is."""
+    from agents.runs.folders import folder_size
     from agents.sft import MODEL_FOLDER, SFTAgent
 
     agent = SFTAgent(args.model, args.env, args.config)
     record = agent.learn()
     print(f"model: {agent.output_dir / MODEL_FOLDER} (train on from it with --model {agent.output_dir})")
+    print(f"run folder: {agent.output_dir} ({folder_size(agent.output_dir)})")
     for key, value in record.items():
         print(f"{key}: {value:.4g}")
     return record
@@ -348,13 +352,13 @@ def run_quickstart(args: QuickstartArgs) -> dict[str, object]:
 
 def run_view(args: ViewArgs) -> None:
     """Serves the viewer over the run folders until interrupted."""
-    from agents.runs.folders import RUNS_ROOT, run_folders_under
+    from agents.runs.folders import run_folders_under, runs_root
     from agents.viewer import serve
 
-    runs = args.runs or tuple(str(path) for path in run_folders_under(RUNS_ROOT))
+    runs = args.runs or tuple(str(path) for path in run_folders_under())
     if not runs:
         raise SystemExit(
-            f"python -m agents view: no run folders under {RUNS_ROOT}/ (none holds a metrics.jsonl); "
+            f"python -m agents view: no run folders under {runs_root()}/ (none holds a metrics.jsonl); "
             "give one or more run folders (RUN_DIR [RUN_DIR ...])"
         )
     try:

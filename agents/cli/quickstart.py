@@ -68,6 +68,7 @@ from agents.policy.trunk_precision import resolve_trunk_dtype
 from agents.policy.weights import torch_dtype
 from agents.reports.curves import load_run
 from agents.reports.plotting import plot_runs
+from agents.runs.folders import folder_size, runs_root
 from agents.settings import EnvSettings, OptionValue, PromptSettings
 from agents.sft import SFTAgent, SFTConfig
 
@@ -108,7 +109,7 @@ class Preset:
     total_steps: int
     agent: str = "grpo"
     sft: SFTConfig | None = None
-    output_dir: str = "runs/quickstart"
+    output_dir: str = dataclasses.field(default_factory=lambda: str(runs_root() / "quickstart"))
     minutes: float | None = None
     bf16_minutes: float | None = None
     race: tuple[tuple[str, dict[str, OptionValue]], ...] = ()
@@ -176,8 +177,12 @@ def _warm_start_then_grpo(
 PRESETS: dict[str, Preset] = {
     # minutes: measured on 2 idle cores without bf16 units (float32 trunk); bf16_minutes: with them (bf16 trunk).
     # The sittings behind both: docs/multiturn-training.md.
-    "webshop": _warm_start_then_grpo("WebShop-v0", total_steps=8, output_dir="runs/quickstart-webshop", minutes=16),
-    "alfworld": _warm_start_then_grpo("ALFWorld-v0", total_steps=6, output_dir="runs/quickstart-alfworld", minutes=32),
+    "webshop": _warm_start_then_grpo(
+        "WebShop-v0", total_steps=8, output_dir=str(runs_root() / "quickstart-webshop"), minutes=16
+    ),
+    "alfworld": _warm_start_then_grpo(
+        "ALFWorld-v0", total_steps=6, output_dir=str(runs_root() / "quickstart-alfworld"), minutes=32
+    ),
     "credit-lab": Preset(
         env="Umbrella-v0",
         model="smollm2-135m",
@@ -185,7 +190,7 @@ PRESETS: dict[str, Preset] = {
         rl=GRPOConfig.for_env("Umbrella-v0"),
         total_steps=16,
         race=(("grpo", {}), ("vine", {"continuations": 2})),
-        output_dir="runs/quickstart-credit-lab",
+        output_dir=str(runs_root() / "quickstart-credit-lab"),
         bf16_minutes=11,
     ),
     "searchqa": Preset(
@@ -193,7 +198,7 @@ PRESETS: dict[str, Preset] = {
         model="smollm2-135m",
         rl=GRPOConfig.for_env("SearchQA-v0"),
         total_steps=24,
-        output_dir="runs/quickstart",
+        output_dir=str(runs_root() / "quickstart"),
         minutes=6,
     ),
 }
@@ -336,6 +341,7 @@ def run_quickstart(preset: Preset, *, resume: bool = False) -> dict[str, Any]:
     (output / SUMMARY_FILE).write_text(json.dumps(summary, indent=2))
     _banner("summary")
     print(format_summary(summary), flush=True)
+    print(f"everything is in {output} ({folder_size(output)})", flush=True)
     return summary
 
 

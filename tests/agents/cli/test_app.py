@@ -133,6 +133,7 @@ def test_a_smoke_run_goes_through_every_stage(tmp_path, tiny_model_path, capsys)
     run = tmp_path / "run"
     argv = ["--model", str(tiny_model_path), "--smoke", "--config.no-progress", "--config.output-dir"]
     assert main(["train", "--env", "SearchQA-v0", *argv, str(run)]) == 0
+    assert f"run folder: {run} (" in capsys.readouterr().out  # and its size
     records = [json.loads(line) for line in (run / "metrics.jsonl").read_text().splitlines()]
     assert [r["step"] for r in records] == [0, 1] and "train/invalid_rate" in records[1]
     assert any((run / "checkpoints").iterdir())

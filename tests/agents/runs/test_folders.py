@@ -60,3 +60,27 @@ def test_runs_with_default_settings_never_share_a_folder(tmp_path, tiny_model_pa
     assert all((folder / "metrics.jsonl").is_file() for folder in folders)
     printed = [line for line in capsys.readouterr().out.splitlines() if "this run writes to" in line]
     assert printed == [f"GRPOConfig: this run writes to {folder}" for folder in folders]
+
+
+def test_agents_runs_moves_every_new_run_folder(tmp_path, monkeypatch):
+    from agents.runs.folders import RUNS_ENV, run_folders_under, runs_root
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv(RUNS_ENV, raising=False)
+    assert runs_root() == Path("runs")
+    elsewhere = tmp_path / "big-disk" / "runs"
+    monkeypatch.setenv(RUNS_ENV, str(elsewhere))
+    folder = new_run_folder("grpo-SearchQA-v0")
+    assert folder == elsewhere / "grpo-SearchQA-v0-1" and not (tmp_path / "runs").exists()
+    (folder / "metrics.jsonl").write_text("")
+    assert run_folders_under() == [folder]
+
+
+def test_folder_size_counts_files_in_the_unit_that_reads_best(tmp_path):
+    from agents.runs.folders import folder_size
+
+    (tmp_path / "a").mkdir()
+    (tmp_path / "a" / "weights.bin").write_bytes(bytes(1536))
+    (tmp_path / "link").symlink_to(tmp_path / "a" / "weights.bin")  # not counted twice
+    assert folder_size(tmp_path) == "1.5 kB"
+    assert folder_size(tmp_path / "a" / "missing") == "0 B"
