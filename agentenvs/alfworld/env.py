@@ -48,6 +48,7 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from types import MappingProxyType
 from typing import Any, TypedDict
 
 from agentenvs.alfworld.data import (
@@ -214,6 +215,13 @@ class ALFWorldEnv(TextEnv):
     """
 
     held_out_split = "eval_in_distribution"
+    split_roles = MappingProxyType(
+        {
+            "train": "training set",
+            "eval_in_distribution": "held-out set (valid_seen with the official data): trainers and the README's figures evaluate here",
+            "eval_out_of_distribution": "second held-out set (valid_unseen with the official data: unseen rooms)",
+        }
+    )
     # The next expert command is the first step of the privileged plan; the game file holds the walkthrough.
     privileged_info_keys = ("expert_action", "game_file")
 

@@ -124,7 +124,13 @@ def _info(args: InfoArgs) -> int:
         rows.append((f"datasets ({found.datasets.argument}=)", found.datasets.shown()))
     if found.splits is not None:
         rows.append(("splits (split=)", found.splits.shown()))
-    rows.append(("held-out split", found.held_out_split or "none"))
+        rows += [(f"  {name}", role) for name, role in found.split_roles.items()]
+    rows.append(
+        (
+            "held-out split",
+            f"{found.held_out_split} (trainers evaluate here unless told another)" if found.held_out_split else "none",
+        )
+    )
     rows.append(
         (
             "observation modes",

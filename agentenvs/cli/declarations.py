@@ -11,6 +11,7 @@ import inspect
 import re
 import sys
 import typing
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -43,6 +44,7 @@ class Declaration:
     datasets: Choice | None
     splits: Choice | None
     held_out_split: str | None
+    split_roles: Mapping[str, str]
     observation_modes: Choice | None
     takes_action_format: bool
     lists_admissible_actions: bool
@@ -111,6 +113,7 @@ def declaration(env_id: str) -> Declaration:
         datasets=_choice(creator, parameters, hints, dataset_argument),
         splits=_choice(creator, parameters, hints, "split"),
         held_out_split=creator.held_out_split,
+        split_roles=getattr(creator, "split_roles", {}),
         observation_modes=_choice(creator, parameters, hints, "observation_mode"),
         takes_action_format="action_format" in parameters,
         lists_admissible_actions=creator._admissible_actions is not TextEnv._admissible_actions,

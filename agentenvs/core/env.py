@@ -115,6 +115,10 @@ class TextEnv(gym.Env[str, str]):
     """The ``split`` argument value that selects held-out tasks (None: the env has no splits).
 
     Trainers evaluate on it by default (``split=<held_out_split>``)."""
+    split_roles: ClassVar[Mapping[str, str]] = {}
+    """What each split is for, in the words the recipes and results use (the training set, the
+    tuning set a recipe was chosen on, the report set its figures are measured on); shown by
+    ``agentenvs info``."""
     privileged_info_keys: ClassVar[tuple[str, ...]] = ()
     """Top-level ``info`` keys that, like ``info["privileged"]``, tell the agent what it must
     not know (ALFWorld's ``expert_action``); absent unless ``privileged=True``, and

@@ -27,6 +27,7 @@ import abc
 from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
+from types import MappingProxyType
 from typing import Any, Literal, TypedDict
 
 import numpy as np
@@ -133,6 +134,13 @@ class DiagnosticEnv(TextEnv, abc.ABC):
     """
 
     held_out_split = "eval"
+    split_roles = MappingProxyType(
+        {
+            "train": "training set",
+            "eval": "held-out set: cue/item pairs the training set never shows; the credit lab reports here",
+            "all": "both",
+        }
+    )
 
     def __init__(
         self,

@@ -41,6 +41,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
+from types import MappingProxyType
 from typing import Any, Literal, TypedDict
 
 import numpy as np
@@ -161,6 +162,13 @@ class SearchQAEnv(TextEnv):
     """
 
     held_out_split = "test"
+    split_roles = MappingProxyType(
+        {
+            "train": "training set",
+            "test": "held-out set: trainers and the README's figures evaluate here",
+            "all": "every question",
+        }
+    )
     # The answer step's info names the gold answers: privileged too (StripPrivileged drops it).
     privileged_info_keys = ("gold_answers",)
 

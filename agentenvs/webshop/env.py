@@ -47,6 +47,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
+from types import MappingProxyType
 from typing import Any, Literal, TypedDict
 
 from agentenvs.core.checks import check_bool, check_choice, check_int, check_path
@@ -145,6 +146,15 @@ class WebShopEnv(TextEnv):
     """
 
     held_out_split = "test"
+    split_roles = MappingProxyType(
+        {
+            "train": "training set: RL rollouts and the expert warm start",
+            "test": "tuning set: where trainers evaluate by default; the agents' WebShop recipe was chosen here",
+            "eval": "report set: the recipe evaluates here and the README's figures come from it; no recipe "
+            "choice looked at it",
+            "all": "every goal",
+        }
+    )
     action_kinds = ("search", *CLICKABLE_KINDS)
 
     def __init__(

@@ -102,6 +102,9 @@ def test_info_shows_spec_action_format_modes_splits_and_tasks(capsys):
     assert "text (default), text_rich, text_compact, html (observation_mode=)" in out
     assert "raw (default), think_action, think_action_strict, search_answer (action_format=)" in out
     assert "listed in info['admissible_actions']" in out
+    # One name per split: the roles the recipes and results use, beside each split
+    assert "    test:                   tuning set: where trainers evaluate by default" in out
+    assert "    eval:                   report set: the recipe evaluates here" in out
 
     out = run_main(["info", "ALFWorld-v0"], capsys)
     assert "held-out split:           eval_in_distribution" in out and "datasets (source=):" in out
@@ -247,3 +250,15 @@ def test_serve_on_a_free_loopback_port_plays_an_episode_and_stops_on_sigint():
         for stream in (server.stdout, server.stderr):
             if stream is not None:
                 stream.close()
+
+
+def test_every_env_with_splits_says_what_each_split_is_for():
+    from agentenvs.cli.declarations import declaration
+    from agentenvs.core.registration import agentenvs_ids
+
+    for env_id in agentenvs_ids():
+        found = declaration(env_id)
+        if found.splits is None:
+            continue
+        assert set(found.split_roles) <= set(found.splits.values), env_id
+        assert found.held_out_split in found.split_roles and "train" in found.split_roles, env_id
