@@ -22,42 +22,26 @@ import os
 from pathlib import Path
 from typing import Any, ClassVar
 
-import torch
-
 import agentenvs  # noqa: F401  (registers the envs)
 from agents.config import GRPOConfig
-from agents.policy import (
-    ChatSettings,
-    DecodeSettings,
-    PrefillSettings,
-    SamplingSettings,
-    TransformersPolicy,
-    WeightSettings,
-)
+from agents.policy import DecodeSettings, TransformersPolicy
 from agents.reports.plotting import plot_learning_curve
 from agents.runs.folders import with_run_folder
+from agents.settings import build_policy as build_policy_from_settings
 from agents.training.trainer import METRICS_FILE, Trainer
 
 
 def build_policy(model: str | os.PathLike[str], config: GRPOConfig, stop: tuple[str, ...] = ()) -> TransformersPolicy:
-    """The ``TransformersPolicy`` a config asks for (LoRA, reference model, sampling settings)."""
-    torch.manual_seed(config.seed)
-    return TransformersPolicy(
+    """The ``TransformersPolicy`` an RL config asks for (:func:`agents.settings.build_policy` with its
+    sampling, decode loop and, for a KL term, the reference model)."""
+    return build_policy_from_settings(
         model,
-        weights=WeightSettings(
-            dtype=config.dtype,
-            trunk_dtype=config.trunk_dtype,
-            device=config.device,
-            lora=config.lora_options(),
-            reference=config.beta > 0,
-        ),
-        sampling=SamplingSettings(
-            temperature=config.temperature, top_p=config.top_p, max_new_tokens=config.max_new_tokens, stop=stop
-        ),
-        chat=ChatSettings(system_prompt=config.system_prompt, response_prefix=config.response_prefix),
+        config,
+        temperature=config.temperature,
+        top_p=config.top_p,
+        stop=stop,
         decoding=DecodeSettings(decode=config.decode, compile_decode=config.compile_decode),
-        prefill=PrefillSettings(prompt_lookup_num_tokens=config.prompt_lookup_num_tokens),
-        seed=config.seed,
+        reference=config.beta > 0,
     )
 
 

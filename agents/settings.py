@@ -42,13 +42,18 @@ import json
 import typing
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Annotated, Any, ClassVar, Literal, TypeVar
+from typing import TYPE_CHECKING, Annotated, Any, ClassVar, Literal, Protocol, TypeVar
 
 from agentenvs.core.checks import NON_EMPTY, Bounds, Checked, require
 from agentenvs.core.prompts import PromptBuilder
 from agentenvs.core.registration import check_env_kwargs, env_constructor
 from agents.policy import LoraOptions
 from agents.policy.trunk_precision import TrunkDtype
+
+if TYPE_CHECKING:
+    import os
+
+    from agents.policy import DecodeSettings, TransformersPolicy
 
 OptionValue = bool | int | float | str
 """A scalar option value (tyro parses ``key value`` pairs from the command line)."""
@@ -328,3 +333,78 @@ class EvalSettings(Settings):
 
     eval_episodes: Size = 16
     """Held-out tasks per evaluation, played once each (0: no evaluation, where the stage allows it)."""
+
+
+class PolicyFields(Protocol):
+    """The settings a local policy is built from: fields of :class:`RunSettings`, :class:`LoraSettings`,
+    :class:`PromptSettings` and :class:`ResponseSettings` (``GRPOConfig`` and ``SFTConfig`` have them all)."""
+
+    @property
+    def dtype(self) -> str: ...
+    @property
+    def device(self) -> str: ...
+    @property
+    def seed(self) -> int: ...
+    @property
+    def trunk_dtype(self) -> TrunkDtype | None: ...
+    @property
+    def system_prompt(self) -> str | None: ...
+    @property
+    def response_prefix(self) -> str: ...
+    @property
+    def max_new_tokens(self) -> int: ...
+    @property
+    def prompt_lookup_num_tokens(self) -> int: ...
+    def lora_options(self) -> LoraOptions | None: ...
+
+
+def build_policy(
+    model: str | os.PathLike[str],
+    settings: PolicyFields,
+    *,
+    temperature: float = 1.0,
+    top_p: float = 1.0,
+    stop: tuple[str, ...] = (),
+    decoding: DecodeSettings | None = None,
+    reference: bool = False,
+) -> TransformersPolicy:
+    """The ``TransformersPolicy`` that ``settings`` ask for: the one mapping from the run's settings
+    groups to the policy's (weights and adapter, sampling, chat, decoding, prefill), seeded.
+
+    Args:
+        model: A built-in model name, a local model folder or a run folder.
+        settings: The run's settings (an RL or an SFT config).
+        temperature, top_p, stop: Sampling (RL configs set them; SFT samples only to evaluate,
+            greedily).
+        decoding: The decode loop (None: the default dynamic cache).
+        reference: Keep a frozen reference model (a KL term needs one).
+    """
+    import torch
+
+    from agents.policy import (
+        ChatSettings,
+        DecodeSettings,
+        PrefillSettings,
+        SamplingSettings,
+        TransformersPolicy,
+        WeightSettings,
+    )
+
+    torch.manual_seed(settings.seed)
+    return TransformersPolicy(
+        model,
+        weights=WeightSettings(
+            dtype=settings.dtype,
+            trunk_dtype=settings.trunk_dtype,
+            device=settings.device,
+            lora=settings.lora_options(),
+            reference=reference,
+        ),
+        sampling=SamplingSettings(
+            temperature=temperature, top_p=top_p, max_new_tokens=settings.max_new_tokens, stop=stop
+        ),
+        chat=ChatSettings(system_prompt=settings.system_prompt, response_prefix=settings.response_prefix),
+        decoding=decoding or DecodeSettings(),
+        prefill=PrefillSettings(prompt_lookup_num_tokens=settings.prompt_lookup_num_tokens),
+        seed=settings.seed,
+    )

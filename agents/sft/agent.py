@@ -28,18 +28,15 @@ import os
 from pathlib import Path
 from typing import Any
 
-import torch
-
 import agentenvs  # noqa: F401  (registers the envs)
 from agents.collection.collector import Collector
 from agents.collection.evaluation import evaluate_policy, format_evaluation
-from agents.policy import ChatSettings, PrefillSettings, SamplingSettings, TransformersPolicy, WeightSettings
 from agents.policy.weights import torch_dtype
 from agents.runs.checkpoint import latest_checkpoint, truncate_jsonl
 from agents.runs.folders import with_run_folder
 from agents.runs.lock import RunLock
 from agents.runs.resume import check_resume, refuse_fresh_start
-from agents.settings import OptimSettings
+from agents.settings import OptimSettings, build_policy
 from agents.sft.config import SFTConfig
 from agents.sft.demonstrations import collect_demonstrations, collect_turns_of_kind, read_demonstrations
 from agents.sft.trainer import SFTTrainer, tokenize_demonstrations, write_record
@@ -74,17 +71,7 @@ class SFTAgent:
         self.prompt_builder = config.prompt_builder()
         self.env_kwargs = config.env_kwargs_with_limit()
         self.eval_env_kwargs = config.evaluation_env_kwargs(env)
-        torch.manual_seed(config.seed)
-        self.policy = TransformersPolicy(
-            model,
-            weights=WeightSettings(
-                dtype=config.dtype, trunk_dtype=config.trunk_dtype, device=config.device, lora=config.lora_options()
-            ),
-            sampling=SamplingSettings(temperature=1.0, max_new_tokens=config.max_new_tokens),
-            chat=ChatSettings(system_prompt=config.system_prompt, response_prefix=config.response_prefix),
-            prefill=PrefillSettings(prompt_lookup_num_tokens=config.prompt_lookup_num_tokens),
-            seed=config.seed,
-        )
+        self.policy = build_policy(model, config)  # samples only to evaluate (greedily)
 
     @property
     def output_dir(self) -> Path:

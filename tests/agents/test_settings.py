@@ -188,3 +188,30 @@ def test_a_default_for_no_field_is_refused_when_the_class_is_defined():
         @dataclasses.dataclass
         class Typo(OptimSettings):
             DEFAULTS: ClassVar[Mapping[str, Any]] = {"learning_rat": 1e-3}
+
+
+def test_one_builder_maps_an_rl_and_an_sft_config_to_the_policys_groups(tiny_model_path, monkeypatch):
+    import agents.policy
+    from agents.agent import build_policy as build_rl_policy
+    from agents.settings import build_policy
+
+    built = []
+    monkeypatch.setattr(agents.policy, "TransformersPolicy", lambda model, **groups: built.append(groups) or groups)
+    rl = agents.GRPOConfig(
+        temperature=0.6, top_p=0.9, max_new_tokens=7, system_prompt="s", response_prefix="<a>", beta=0.1, seed=3
+    )
+    build_rl_policy(tiny_model_path, rl, stop=("\n",))
+    groups = built[-1]
+    assert (groups["sampling"].temperature, groups["sampling"].top_p, groups["sampling"].max_new_tokens) == (
+        0.6,
+        0.9,
+        7,
+    )
+    assert groups["sampling"].stop == ("\n",) and groups["weights"].reference and groups["seed"] == 3
+    assert (groups["chat"].system_prompt, groups["chat"].response_prefix) == ("s", "<a>")
+    assert groups["decoding"].decode == rl.decode
+    sft = agents.SFTConfig(lora=True, lora_top_layers=2, max_new_tokens=5, prompt_lookup_num_tokens=0)
+    build_policy(tiny_model_path, sft)
+    groups = built[-1]
+    assert groups["weights"].lora == sft.lora_options() and not groups["weights"].reference
+    assert (groups["sampling"].temperature, groups["sampling"].max_new_tokens) == (1.0, 5)
