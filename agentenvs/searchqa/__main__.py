@@ -1,9 +1,11 @@
-"""``python -m agentenvs.searchqa play``: scripted agents play SearchQA-v0 and report EM.
+"""``python -m agentenvs.searchqa baselines``: scripted baselines play SearchQA-v0 and report EM.
+
+(``agentenvs play`` is the game for people; these are scripted agents, hence the other name.)
 
 Example::
 
-    python -m agentenvs.searchqa play --episodes 100
-    python -m agentenvs.searchqa play --dataset hotpotqa --data-path ../shared/data/searchqa --agents expert
+    python -m agentenvs.searchqa baselines --episodes 100
+    python -m agentenvs.searchqa baselines --dataset hotpotqa --data-path ../shared/data/searchqa --agents expert
 """
 
 from __future__ import annotations
@@ -32,8 +34,8 @@ AgentName = Literal["expert", "top-title", "no-search"]
 
 
 @dataclass
-class PlayArgs:
-    """Play episodes with scripted agents and print EM."""
+class BaselinesArgs:
+    """Play episodes with the scripted baselines and print EM."""
 
     episodes: int = 100
     """Episodes per agent (at least 1)."""
@@ -49,13 +51,13 @@ class PlayArgs:
     """The scripted agents to play, in order."""
 
 
-def parse(argv: Sequence[str]) -> PlayArgs:
-    """Parses ``play [flags]``; a bad flag or value exits with status 2 and the reason."""
+def parse(argv: Sequence[str]) -> BaselinesArgs:
+    """Parses ``baselines [flags]``; a bad flag or value exits with status 2 and the reason."""
     args = tyro.extras.subcommand_cli_from_dict(
-        {"play": PlayArgs}, prog=PROG, description=__doc__.splitlines()[0], args=list(argv)
+        {"baselines": BaselinesArgs}, prog=PROG, description=__doc__.splitlines()[0], args=list(argv)
     )
     if args.episodes < 1:
-        print(f"{PROG} play: error: --episodes must be >= 1, got {args.episodes}", file=sys.stderr)
+        print(f"{PROG} baselines: error: --episodes must be >= 1, got {args.episodes}", file=sys.stderr)
         raise SystemExit(2)
     return args
 

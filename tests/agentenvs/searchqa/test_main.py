@@ -1,4 +1,4 @@
-"""``python -m agentenvs.searchqa play``: scripted agents play and report EM; bad flags exit with 2."""
+"""``python -m agentenvs.searchqa baselines``: scripted agents play and report EM; bad flags exit with 2."""
 
 from __future__ import annotations
 
@@ -8,24 +8,24 @@ from agentenvs.searchqa.__main__ import main, parse
 
 
 def test_play_reports_each_agent_in_order(capsys):
-    assert main(["play", "--episodes", "5", "--agents", "expert", "no-search"]) == 0
+    assert main(["baselines", "--episodes", "5", "--agents", "expert", "no-search"]) == 0
     lines = capsys.readouterr().out.splitlines()
     assert lines[0].startswith("SearchQA-v0 dataset=generated tasks=") and lines[0].endswith("episodes=5")
     assert lines[1].strip().startswith("expert: EM 1.000") and lines[2].strip().startswith("no-search: EM")
 
 
 def test_the_defaults_and_the_flags_spelt_with_hyphens():
-    args = parse(["play"])
+    args = parse(["baselines"])
     assert (args.episodes, args.dataset, args.agents) == (100, "generated", ("no-search", "top-title", "expert"))
-    assert parse(["play", "--data-path", "d", "--split", "test"]).data_path == "d"
+    assert parse(["baselines", "--data-path", "d", "--split", "test"]).data_path == "d"
 
 
 @pytest.mark.parametrize(
     ("argv", "says"),
     [
-        (["play", "--episodes", "0"], "--episodes must be >= 1, got 0"),
-        (["play", "--agents", "oracle"], "oracle"),
-        (["play", "--dataset", "trivia"], "trivia"),
+        (["baselines", "--episodes", "0"], "--episodes must be >= 1, got 0"),
+        (["baselines", "--agents", "oracle"], "oracle"),
+        (["baselines", "--dataset", "trivia"], "trivia"),
         (["dance"], "dance"),
     ],
 )
