@@ -457,6 +457,17 @@ class TextEnv(gym.Env[str, str]):
     def _has_task(self, task_id: str) -> bool:
         return task_id in self.task_ids
 
+    def reset_options_error(self, options: Any) -> str | None:
+        """Why ``reset(options=options)`` would fail, or None; changes nothing.
+
+        A vector env's parent asks this of a worker before a reset: Gymnasium's async vector env
+        shuts down a worker whose reset raises, so the check must answer, not raise."""
+        try:
+            self._requested_task(options)
+        except ValueError as error:
+            return str(error)
+        return None
+
     def _requested_task(self, options: Any) -> str | None:
         """The task a reset asks for (None: draw one), checked before the reset changes anything."""
         owner = type(self).__name__

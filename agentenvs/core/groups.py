@@ -102,6 +102,10 @@ class GroupVectorEnv(VectorWrapper):
                     f"GroupVectorEnv.reset: unknown task id {shown(task_id)} in options['task_ids'] "
                     "(see GroupVectorEnv.task_ids)"
                 )
+        if options:  # passed to every sub-env: checked first, as a worker whose reset raises is shut down
+            problem = next((found for found in self.env.call("reset_options_error", options) if found), None)
+            if problem is not None:
+                raise ValueError(f"GroupVectorEnv.reset: {problem}")
         rng = np.random.default_rng(seed) if seed is not None else self._rng
         saved = rng.bit_generator.state
         if group_seeds is None:

@@ -87,3 +87,21 @@ def test_last_group_seeds_are_the_seeds_each_group_was_reset_with():
     assert again == observations[2]
     single.close()
     envs.close()
+
+
+@pytest.mark.parametrize("mode", ["sync", "async"])
+@pytest.mark.parametrize("bad", [{"task_id": "nope"}, {"bogus": 1}, {"task_id": 3}])
+def test_a_reset_with_bad_sub_env_options_fails_in_the_parent_and_the_envs_live_on(mode, bad):
+    # Gymnasium's async vector env shuts down a worker whose reset raises: the options are checked first.
+    vec = make_group_vec("SearchQA-v0", 2, 2, seed=0, vectorization_mode=mode)
+    try:
+        first, _ = vec.reset(seed=0)
+        with pytest.raises(ValueError, match="GroupVectorEnv.reset: SearchQAEnv.reset: "):
+            vec.reset(options=bad)
+        again, _ = vec.reset(seed=0)
+        assert list(again) == list(first)  # the failed reset changed nothing, in any process
+        task = vec.env.call("task_ids")[0][0]
+        _, info = vec.reset(options={"task_id": task})  # a good option still reaches every sub-env
+        assert list(info["task_id"]) == [task] * 4
+    finally:
+        vec.close()
