@@ -7,6 +7,7 @@ imports it only when one of its functions is called.
 from __future__ import annotations
 
 import asyncio
+import collections
 import contextvars
 import functools
 import inspect
@@ -428,13 +429,15 @@ class SessionLimits(HTTPEnvServer):
         super().__init__(*args, **kwargs)
         self.max_sessions_per_client = max_sessions_per_client
         self._owners: dict[str, str] = {}  # session id -> client address; pruned of ended sessions
+        self._building: collections.Counter[str] = collections.Counter()  # sessions being built, per client
 
     async def _create_session(self) -> tuple[str, Environment]:
         client = _CLIENT.get()
         async with self._session_lock:
-            # Sessions end on several paths (reaper, hang-up, MCP close): count only live ones.
+            # Sessions end on several paths (reaper, hang-up, MCP close): count only live ones, and
+            # the ones still being built, so that connections arriving at once cannot pass together.
             self._owners = {sid: owner for sid, owner in self._owners.items() if sid in self._sessions}
-            held = sum(owner == client for owner in self._owners.values())
+            held = sum(owner == client for owner in self._owners.values()) + self._building[client]
             if held >= self.max_sessions_per_client:
                 raise SessionCapacityError(
                     held,
@@ -442,9 +445,18 @@ class SessionLimits(HTTPEnvServer):
                     f"this client already holds {held} sessions, the most one address may hold "
                     f"(max_sessions_per_client={self.max_sessions_per_client}); close one or wait for it to time out",
                 )
-        session_id, env = await super()._create_session()
-        async with self._session_lock:
-            self._owners[session_id] = client
+            self._building[client] += 1  # the slot is this client's from here
+        created: tuple[str, Environment] | None = None
+        try:
+            created = await super()._create_session()
+        finally:
+            async with self._session_lock:  # the reservation becomes the session, in one step
+                self._building[client] -= 1
+                if not self._building[client]:
+                    del self._building[client]
+                if created is not None:
+                    self._owners[created[0]] = client
+        session_id, env = created
         connection = _SESSION.get()
         if connection is not None:
             connection["id"] = session_id

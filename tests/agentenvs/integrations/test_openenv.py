@@ -417,6 +417,24 @@ def test_one_client_cannot_take_every_slot():
         create_app("SearchQA-v0", session_timeout_s=0)
 
 
+def test_connections_arriving_at_once_cannot_pass_the_per_client_cap_together():
+    """Before, the cap was counted, the lock released, and the owner recorded only once the env was
+    built: 16 simultaneous connects from one address got 16 sessions with a cap of 4."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    with serving(max_sessions=16, max_sessions_per_client=4) as url:
+        barrier = threading.Barrier(16)
+
+        def create(_: int) -> dict:
+            barrier.wait(timeout=60)
+            return create_mcp_session(url)
+
+        with ThreadPoolExecutor(16) as pool:
+            replies = list(pool.map(create, range(16)))
+        assert sum("result" in reply for reply in replies) == 4, replies
+        assert all("max_sessions_per_client=4" in r["error"]["message"] for r in replies if "error" in r)
+
+
 class Records(logging.Handler):
     def __init__(self) -> None:
         super().__init__(logging.DEBUG)
