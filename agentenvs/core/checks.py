@@ -80,8 +80,9 @@ def did_you_mean(name: str, known: Sequence[str]) -> str:
 
 
 def _range_text(minimum: float | None, maximum: float | None, min_inclusive: bool, max_inclusive: bool) -> str:
-    """`` >= 1``, `` in (0, 1)``, `` <= 5`` or "" (bounds written alike whether given as 1 or 1.0)."""
-    low, high = (None if bound is None else f"{bound:g}" for bound in (minimum, maximum))
+    """`` >= 1``, `` in (0, 1)``, `` <= 5`` or "" (bounds written alike whether given as 1 or 1.0;
+    whole numbers in full, so 1200000 is not 1.2e+06)."""
+    low, high = (None if bound is None else _bound_text(bound) for bound in (minimum, maximum))
     if low is not None and high is not None:
         return f" in {'[' if min_inclusive else '('}{low}, {high}{']' if max_inclusive else ')'}"
     if low is not None:
@@ -89,6 +90,10 @@ def _range_text(minimum: float | None, maximum: float | None, min_inclusive: boo
     if high is not None:
         return f" {'<=' if max_inclusive else '<'} {high}"
     return ""
+
+
+def _bound_text(bound: float) -> str:
+    return str(int(bound)) if float(bound).is_integer() and abs(bound) < 1e15 else f"{bound:g}"
 
 
 def _in_range(

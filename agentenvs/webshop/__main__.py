@@ -55,27 +55,33 @@ def main(argv: Sequence[str] | None = None) -> int:
     from agentenvs.webshop.env import official_files
     from agentenvs.webshop.server import REQUEST_TIMEOUT_S, make_shop_server
 
-    if args.data_path is None:
-        engine = WebShopEngine.generated(args.num_products, args.seed, show_attrs=args.show_attrs)
-    else:
-        products, attributes, human = official_files(
-            args.data_path, None, None, "human" if args.human_goals else "synthetic"
+    try:  # a bad argument is said as a bad flag is, not as a traceback
+        if args.data_path is None:
+            engine = WebShopEngine.generated(args.num_products, args.seed, show_attrs=args.show_attrs)
+        else:
+            products, attributes, human = official_files(
+                args.data_path, None, None, "human" if args.human_goals else "synthetic"
+            )
+            engine = WebShopEngine.from_files(products, attributes, human, seed=args.seed, show_attrs=args.show_attrs)
+        idle_s = SESSION_IDLE_S if args.session_idle is None else args.session_idle
+        app = create_app(
+            engine,
+            seed=args.seed,
+            max_sessions=args.max_sessions,
+            session_idle_s=idle_s,
+            max_sessions_per_client=args.max_sessions_per_client,
         )
-        engine = WebShopEngine.from_files(products, attributes, human, seed=args.seed, show_attrs=args.show_attrs)
-    idle_s = SESSION_IDLE_S if args.session_idle is None else args.session_idle
-    app = create_app(
-        engine,
-        seed=args.seed,
-        max_sessions=args.max_sessions,
-        session_idle_s=idle_s,
-        max_sessions_per_client=args.max_sessions_per_client,
-    )
-    print(
-        f"WebShop: {len(engine.products)} products, {len(engine.goals)} goals; open http://{args.host}:{args.port}/",
+        timeout = REQUEST_TIMEOUT_S if args.request_timeout is None else args.request_timeout
+        server = make_shop_server(app, args.host, args.port, request_timeout_s=timeout)
+    except (ValueError, OSError) as error:
+        print(f"{PROG} serve: error: {error}", file=sys.stderr)
+        return 2
+    print(  # the port the server got (port 0 picks a free one)
+        f"WebShop: {len(engine.products)} products, {len(engine.goals)} goals; "
+        f"open http://{args.host}:{server.server_port}/",
         file=sys.stderr,
+        flush=True,
     )
-    timeout = REQUEST_TIMEOUT_S if args.request_timeout is None else args.request_timeout
-    server = make_shop_server(app, args.host, args.port, request_timeout_s=timeout)
     try:
         server.serve_forever()
     except KeyboardInterrupt:

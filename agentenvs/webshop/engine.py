@@ -31,6 +31,7 @@ from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from agentenvs.core.checks import check_int
 from agentenvs.webshop.data import (
     Goal,
     Product,
@@ -56,6 +57,9 @@ from agentenvs.webshop.reward import Reward, get_reward
 from agentenvs.webshop.search import SEARCH_RETURN_N, ProductSearch
 
 MAX_QUERY_CHARS = 500
+MAX_PRODUCTS = 1_200_000
+"""The most products a shop holds: the official catalogue's size (1,181,436). A caller's size is
+bounded so that a typo cannot grow a shop until the kernel kills it."""
 _ACTION = re.compile(r"^(search|click)\[(.*)\]$", re.DOTALL)
 
 
@@ -118,7 +122,14 @@ class WebShopEngine:
 
     @classmethod
     def generated(cls, num_products: int = 1000, seed: int = 0, **kwargs) -> WebShopEngine:
-        """The embedded procedural shop (synthetic goals)."""
+        """The embedded procedural shop (synthetic goals).
+
+        Raises:
+            ValueError: ``num_products`` outside [1, :data:`MAX_PRODUCTS`].
+        """
+        num_products = check_int(
+            "WebShopEngine.generated", "num_products", num_products, minimum=1, maximum=MAX_PRODUCTS
+        )
         catalog = generate_catalog(num_products, seed)
         products = clean_products(catalog.raw_products, catalog.annotations, with_reviews=True)
         prices = product_prices(products, seed)
@@ -134,7 +145,14 @@ class WebShopEngine:
         seed: int = 0,
         **kwargs,
     ) -> WebShopEngine:
-        """The official files; human goals when ``human_instruction_file`` is given, else synthetic."""
+        """The official files; human goals when ``human_instruction_file`` is given, else synthetic.
+
+        Raises:
+            ValueError: ``num_products`` outside [1, :data:`MAX_PRODUCTS`] (None: every product in the file).
+        """
+        num_products = check_int(
+            "WebShopEngine.from_files", "num_products", num_products, minimum=1, maximum=MAX_PRODUCTS, optional=True
+        )
         products = load_products(product_file, attribute_file, num_products)
         prices = product_prices(products, seed)
         if human_instruction_file is not None:

@@ -65,7 +65,7 @@ from agentenvs.webshop.data import (
     shuffle_goals,
     split_range,
 )
-from agentenvs.webshop.engine import InvalidAction, ShopSession, ShopState, WebShopEngine
+from agentenvs.webshop.engine import MAX_PRODUCTS, InvalidAction, ShopSession, ShopState, WebShopEngine
 from agentenvs.webshop.expert import QUERY_STYLES, QueryStyle, expert_action
 from agentenvs.webshop.pages import CLICKABLE_KINDS, Page, page_html, page_text, page_text_compact, page_text_rich
 
@@ -194,7 +194,7 @@ class WebShopEnv(TextEnv):
             )
         }
         goal_source = check_choice(owner, "goal_source", goal_source, ("synthetic", "human"))
-        num_products = check_int(owner, "num_products", num_products, minimum=1, optional=True)
+        num_products = check_int(owner, "num_products", num_products, minimum=1, maximum=MAX_PRODUCTS, optional=True)
         split = check_choice(owner, "split", split, ("train", "eval", "test", "all"))
         self.observation_mode = check_choice(owner, "observation_mode", observation_mode, tuple(_RENDERERS))
         generator_seed = check_int(owner, "generator_seed", generator_seed, minimum=0)
