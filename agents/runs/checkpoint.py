@@ -30,6 +30,7 @@ import random
 import re
 import shutil
 import tempfile
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -225,12 +226,21 @@ class Checkpoint:
         return line + (f"; skipped: {'; '.join(self.skipped)}" if self.skipped else "")
 
 
-def read_checkpoint(output_dir: str | os.PathLike[str]) -> Checkpoint:
+def read_checkpoint(
+    output_dir: str | os.PathLike[str],
+    *,
+    weights_like: Mapping[str, torch.Tensor] | None = None,
+    state_keys: Sequence[str] = (),
+) -> Checkpoint:
     """The best intact checkpoint of a run: ``latest``'s if it loads, else the newest that does.
+
+    A checkpoint that loads but does not fit is passed over too, for the next newest: one whose
+    state lacks a ``state_keys`` entry, or whose weights' names and shapes are not
+    ``weights_like``'s (the model that is to load them).
 
     Raises:
         FileNotFoundError: when ``output_dir`` holds no checkpoint.
-        CheckpointError: when none loads (the message names each file and why).
+        CheckpointError: when none loads and fits (the message names each file and why).
     """
     candidates, skipped = _candidates(output_dir)
     if not candidates:
@@ -239,11 +249,38 @@ def read_checkpoint(output_dir: str | os.PathLike[str]) -> Checkpoint:
         try:
             state = read_state(folder / STATE_FILE)
             weights = read_weights(folder / WEIGHTS_FILE)
+            _check_fits(folder, weights, state, weights_like, state_keys)
         except CheckpointError as error:
             skipped.append(str(error))
             continue
         return Checkpoint(folder, int(state.pop("step")), weights, state, tuple(skipped))
     raise CheckpointError(f"no checkpoint in {Path(output_dir) / 'checkpoints'} can be loaded: " + "; ".join(skipped))
+
+
+def _check_fits(
+    folder: Path,
+    weights: Mapping[str, torch.Tensor],
+    state: Mapping[str, Any],
+    weights_like: Mapping[str, torch.Tensor] | None,
+    state_keys: Sequence[str],
+) -> None:
+    missing = [key for key in state_keys if key not in state]
+    if missing:
+        raise CheckpointError(f"{folder / STATE_FILE} lacks {missing} (not a checkpoint of this kind of run)")
+    if weights_like is None:
+        return
+    if set(weights) != set(weights_like):
+        extra, absent = sorted(set(weights) - set(weights_like)), sorted(set(weights_like) - set(weights))
+        raise CheckpointError(
+            f"{folder / WEIGHTS_FILE} does not hold this model's trainable weights "
+            f"(unexpected: {extra[:3]}{' …' if len(extra) > 3 else ''}, missing: {absent[:3]}{' …' if len(absent) > 3 else ''})"
+        )
+    for name, tensor in weights.items():
+        if tuple(tensor.shape) != tuple(weights_like[name].shape):
+            raise CheckpointError(
+                f"{folder / WEIGHTS_FILE}: {name} has shape {tuple(tensor.shape)}, this model's "
+                f"{tuple(weights_like[name].shape)}"
+            )
 
 
 def load_checkpoint(output_dir: str | os.PathLike[str]) -> tuple[int, dict[str, torch.Tensor], dict[str, Any]]:
@@ -265,7 +302,7 @@ def _record_step(line: str) -> int | None:
     """The ``step`` of a JSON-lines record, or None when the line is not such a record."""
     try:
         record = json.loads(line)
-    except ValueError:
+    except (ValueError, RecursionError):  # RecursionError: nesting too deep to be a record
         return None
     step = record.get("step") if isinstance(record, dict) else None
     return step if isinstance(step, int) else None

@@ -61,7 +61,7 @@ def saved_run(folder: str | os.PathLike[str]) -> dict[str, Any] | None:
     """The run's ``config.json`` (``{"model", "env", "config", ...}``), or None when missing or unreadable."""
     try:
         data = json.loads((Path(folder) / CONFIG_FILE).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+    except (OSError, ValueError, RecursionError):  # RecursionError: nesting too deep to be a config
         return None
     return data if isinstance(data, dict) and isinstance(data.get("config"), dict) else None
 

@@ -191,7 +191,11 @@ class SFTTrainer:
         """
         if latest_checkpoint(self.output_dir) is None:
             return False
-        checkpoint = read_checkpoint(self.output_dir)
+        checkpoint = read_checkpoint(  # the newest intact one that fits this run
+            self.output_dir,
+            weights_like=self.policy.trainable_state_dict(),
+            state_keys=("optimizer", "scheduler", "rng", "optimizer_steps"),
+        )
         if checkpoint.skipped:
             print(f"resuming SFT from {checkpoint.describe()}", flush=True)
         epoch, weights, state = checkpoint.step, checkpoint.weights, checkpoint.state

@@ -212,7 +212,11 @@ class Trainer:
         if not config.resume:
             refuse_fresh_start(self.output_dir, RUN_RECORDS, type(config).__name__)
         elif latest_checkpoint(self.output_dir) is not None:
-            checkpoint = read_checkpoint(self.output_dir)  # the newest intact one; none intact: an error
+            checkpoint = read_checkpoint(  # the newest intact one that fits this run; none: an error
+                self.output_dir,
+                weights_like=self.policy.trainable_state_dict(),
+                state_keys=("optimizer", "scheduler", "rng", "shuffle_generator"),
+            )
             check_resume(self.output_dir, run, config, checkpoint_config=checkpoint.state.get("config"))
             self._restore(checkpoint)
             for path in (metrics_path, self.output_dir / CREDIT_EXAMPLES_FILE):

@@ -186,3 +186,33 @@ def test_truncate_jsonl_drops_a_half_written_last_line_and_keeps_the_rest(tmp_pa
     path.write_text('{"step": 0}\nnot json\n{"step": 1}\n{"step"')  # a torn line mid-file is not ours to delete
     ckpt.truncate_jsonl(path, 0)
     assert path.read_text() == '{"step": 0}\nnot json\n'
+
+
+def test_a_checkpoint_that_loads_but_does_not_fit_is_passed_over_for_the_previous(tmp_path):
+    like = {"w": torch.zeros(2)}
+    keys = ("optimizer",)
+    ckpt.save_checkpoint(tmp_path, 1, {"w": torch.ones(2)}, {"optimizer": {"lr": 1}}, keep=5)
+    ckpt.save_checkpoint(tmp_path, 2, {"w": torch.ones(2)}, {}, keep=5)  # no optimizer state
+    found = ckpt.read_checkpoint(tmp_path, weights_like=like, state_keys=keys)
+    assert found.step == 1 and "lacks ['optimizer']" in found.describe()
+    ckpt.save_checkpoint(tmp_path, 3, {"w": torch.ones(3)}, {"optimizer": {}}, keep=5)  # wrong shape
+    ckpt.save_checkpoint(tmp_path, 4, {"v": torch.ones(2)}, {"optimizer": {}}, keep=5)  # another model's names
+    found = ckpt.read_checkpoint(tmp_path, weights_like=like, state_keys=keys)
+    assert found.step == 1
+    assert "w has shape (3,), this model's (2,)" in found.describe() and "unexpected: ['v']" in found.describe()
+    assert ckpt.read_checkpoint(tmp_path).step == 4  # without expectations: the newest that loads
+    shutil.rmtree(tmp_path / "checkpoints" / "step_1")
+    with pytest.raises(ckpt.CheckpointError, match="can be loaded"):
+        ckpt.read_checkpoint(tmp_path, weights_like=like, state_keys=keys)
+
+
+def test_records_nested_too_deep_are_lines_that_are_not_records(tmp_path):
+    from agents.runs.resume import saved_run
+
+    deep = "[" * 100_000 + "]" * 100_000
+    path = tmp_path / "metrics.jsonl"
+    path.write_text(f'{{"step": 1}}\n{deep}\n{{"step": 2}}\n')
+    ckpt.truncate_jsonl(path, 1)  # no RecursionError: the deep line is kept as a line that is no record
+    assert path.read_text().splitlines() == ['{"step": 1}', deep]
+    (tmp_path / "config.json").write_text(deep)
+    assert saved_run(tmp_path) is None
