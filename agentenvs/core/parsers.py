@@ -57,17 +57,20 @@ class Projection:
 Projector = Callable[[str], Projection]
 
 REPLACEMENT_CHARACTER = "\ufffd"
-_UNSAFE_CODE_POINTS = re.compile("[\x00\ud800-\udfff]")
+_UNSAFE_CODE_POINTS = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\ud800-\udfff]")
 
 
 def sanitize_model_text(raw_output: str) -> str:
-    """``raw_output`` with each surrogate code point and NUL replaced by U+FFFD.
+    """``raw_output`` with each surrogate code point and control character (tab, newline and
+    carriage return kept) replaced by U+FFFD.
 
     A Python ``str`` may hold surrogates (lone or in pairs: a decoder's
     ``surrogateescape``, a ``json.loads("\\ud800")``) that ``.encode("utf-8")`` rejects;
     an env echoing them (a query in a URL, an answer in an observation) would fail later,
-    far from the cause. NUL truncates C strings (tokenizers, subprocesses). One code
-    point is replaced by one, so character offsets into the result (``action_span``) are
+    far from the cause. NUL truncates C strings (tokenizers, subprocesses). ESC and the other
+    C0/C1 controls start terminal sequences (colours, cursor moves, OSC titles and links) that
+    an echoed answer would play on a terminal rendering the env (``render_mode="human"``). One
+    code point is replaced by one, so character offsets into the result (``action_span``) are
     offsets into ``raw_output`` too.
     """
     return _UNSAFE_CODE_POINTS.sub(REPLACEMENT_CHARACTER, raw_output)

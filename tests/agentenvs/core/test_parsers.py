@@ -134,6 +134,21 @@ def test_sanitize_model_text_replaces_one_for_one():
     assert sanitize_model_text("plain text") == "plain text"
 
 
+def test_terminal_control_sequences_do_not_reach_an_observation():
+    import gymnasium as gym
+
+    import agentenvs  # noqa: F401
+
+    answer = "Paris\x1b[2J\x1b]0;owned\x07\x1b]8;;http://x\x1b\\\x9b31m\x7f\tend\r\n"
+    clean = sanitize_model_text(answer)
+    assert not any(ch in clean for ch in "\x1b\x07\x9b\x7f") and len(clean) == len(answer)
+    assert clean.endswith("\tend\r\n")  # tab, carriage return and newline stay
+    env = gym.make("SearchQA-v0")
+    env.reset(seed=0)
+    observation, *_, info = env.step(f"<answer>{answer}</answer>")
+    assert "\x1b" not in observation and "\x1b" not in str(info)
+
+
 UNSAFE_SOUP = st.lists(
     st.one_of(
         st.sampled_from([SURROGATE, chr(0xDFFF), chr(0xDBFF) + chr(0xDC00), NUL]), st.characters(exclude_categories=())
