@@ -38,6 +38,10 @@ CREDIT_ACTIVITY_SUFFIXES = ("abs_mean", "coverage", "fraction", "groups_with_rub
 """A rule's ``<rule>/<name>`` statistics drawn as credit activity: names ending so (sizes and shares)."""
 
 
+PLOTTABLE = 1e300
+"""The largest magnitude a curve shows (two points of ±1e308 make an axis span that overflows)."""
+
+
 def smooth(values: Sequence[float], weight: float = 0.6) -> list[float]:
     """TensorBoard's debiased EMA: ``m_t = w·m_{t−1} + (1 − w)·x_t``, reported as ``m_t / (1 − w^t)``.
 
@@ -122,9 +126,10 @@ class RunCurves:
         return str(self.settings.get("config", {}).get("credit", ""))
 
     def series(self, key: str) -> tuple[list[int], list[float]]:
-        """``(steps, values)`` of one metric over the records that have it."""
+        """``(steps, values)`` of one metric over the records that have it; a value no plot can
+        hold (beyond ±:data:`PLOTTABLE`, where an axis's span overflows) is NaN, a gap."""
         points = [
-            (int(r["step"]), float(r[key]))
+            (int(r["step"]), float(r[key]) if abs(float(r[key])) <= PLOTTABLE else math.nan)
             for r in self.records
             if isinstance(r.get(key), (int, float)) and "step" in r
         ]

@@ -58,6 +58,12 @@ def _train_panel(axis: Any, run: RunCurves, key: str, colour: str, smoothing: fl
     smoothed.set_gid(f"{run.name}:{key}:smoothed")
 
 
+def plain(text: str) -> str:
+    """``text`` shown as written: matplotlib reads ``$...$`` as math (a metric key such as
+    ``grpo/$\\foo$`` would fail to draw), so each ``$`` is escaped."""
+    return text.replace("$", r"\$")
+
+
 def _held_out_panel(axis: Any, run: RunCurves, key: str, colour: str) -> None:
     if key == "eval/success_rate":
         points = [(p.step, p.success, p.success_interval) for p in run.held_out]
@@ -98,7 +104,7 @@ def _credit_panel(axis: Any, run: RunCurves, colour: str, smoothing: float, seve
             CREDIT_STYLES[number % len(CREDIT_STYLES)],
             color=colour,
             linewidth=1.3,
-            label=key if not several else f"{run.name}: {key}",
+            label=plain(key if not several else f"{run.name}: {key}"),
         )
         line.set_gid(f"{run.name}:{key}:smoothed")
     if run.credit_activity_keys():
@@ -135,12 +141,12 @@ def learning_curve_figure(runs: Sequence[RunCurves], *, title: str | None = None
         axis.set_xlabel("training step", fontsize=8)
     if several:
         handles = [
-            matplotlib.lines.Line2D([], [], color=COLOURS[n % len(COLOURS)], label=run.name)
+            matplotlib.lines.Line2D([], [], color=COLOURS[n % len(COLOURS)], label=plain(run.name))
             for n, run in enumerate(runs)
         ]
         figure.legend(handles=handles, loc="upper right", fontsize=8, ncols=min(len(runs), 4), frameon=False)
     if title:
-        figure.suptitle(title, fontsize=10, x=0.01, ha="left")
+        figure.suptitle(plain(title), fontsize=10, x=0.01, ha="left")
     figure.tight_layout(rect=(0, 0, 1, 0.96 if (title or several) else 1), h_pad=0.6)
     return figure
 

@@ -95,6 +95,10 @@ EMPTY_PAIRS = re.compile(rb"\[\]|\{\}")
 LONG_NUMBERS = re.compile(rb"-?[0-9][0-9.eE+-]{%d,}" % (len(str(MAX_INTEGER)) - 1))
 
 
+SURROGATES = re.compile("[\ud800-\udfff]")
+"""Code points a JSON escape can make but UTF-8 cannot encode."""
+
+
 def _check_bounds(data: bytes) -> None:
     """Raises :class:`BadRecord` for JSON nested deeper than :data:`MAX_DEPTH` or an integer past :data:`MAX_INTEGER`.
 
@@ -135,15 +139,32 @@ def parse_json(data: bytes) -> Any:
         raise BadRecord(f"not UTF-8 text (byte {error.start})") from None
     _check_bounds(data)
     try:
-        return json.loads(text)
+        value = json.loads(text)
     except RecursionError:  # json recurses once per level (a safety net: the bound above comes first)
         raise BadRecord(f"nested deeper than {MAX_DEPTH} levels") from None
     except ValueError as error:
         raise BadRecord(f"not JSON ({str(error)[:120]})") from None
+    # A "\\ud800" escape decodes to a lone surrogate, which no page can encode: each becomes U+FFFD.
+    return _without_surrogates(value) if b"\\u" in data else value
 
 
-def _file_bytes(path: Path) -> bytes:
+def _without_surrogates(value: Any) -> Any:
+    if isinstance(value, str):
+        return SURROGATES.sub("\ufffd", value)
+    if isinstance(value, list):
+        return [_without_surrogates(item) for item in value]
+    if isinstance(value, dict):
+        return {_without_surrogates(key): _without_surrogates(item) for key, item in value.items()}
+    return value
+
+
+def _file_bytes(path: Path, name: str) -> bytes:
+    """The bytes of ``path``, the file a page names ``name`` (relative to its run folder); a link
+    that leads out of the run folder is not followed."""
+    run_folder = path.parents[len(Path(name).parts) - 1]
     try:
+        if not path.resolve().is_relative_to(run_folder.resolve()):
+            raise BadRecord("a link out of the run folder (not followed)")
         size = path.stat().st_size
         if size > MAX_FILE_BYTES:
             raise BadRecord(f"{size:,} bytes, over the viewer's limit of {MAX_FILE_BYTES:,}")
@@ -201,7 +222,7 @@ def read_json_lines(
     problems = Problems(name)
     records: list[dict[str, Any]] = []
     try:
-        lines = _file_bytes(path).split(b"\n")[:-1]
+        lines = _file_bytes(path, name).split(b"\n")[:-1]
     except BadRecord as error:
         return [], [FileProblem(name, None, str(error))]
     for number, line in enumerate(lines, start=1):
@@ -222,7 +243,7 @@ def read_json_lines(
 def read_json_file(path: Path, name: str, check: Check) -> tuple[dict[str, Any], list[FileProblem]]:
     """One JSON object file (``config.json``) that passes ``check``: ``{}`` and its problem otherwise."""
     try:
-        value = parse_json(_file_bytes(path))
+        value = parse_json(_file_bytes(path, name))
         if not isinstance(value, dict):
             raise BadRecord("not a JSON object")
         problems = Problems(name)

@@ -219,3 +219,25 @@ def test_a_privileged_text_that_is_not_text_is_shown_as_json(tmp_path, privilege
     client = create_app([tmp_path / "run"]).test_client()
     assert client.get("/run/run/step/1").status_code == 200
     assert client.get("/run/run/step/1/trajectory/0").status_code == 200
+
+
+def test_surrogates_math_text_huge_values_and_links_out_never_500(run_folder, tmp_path):
+    bad = tmp_path / "bad"
+    shutil.copytree(run_folder, bad)
+    (bad / "config.json").write_text('{"model": "m\\ud800", "env": "E-v0", "config": {"credit": "grpo"}}')
+    records = [
+        {"step": 1, "train/mean_reward": 1e308, "grpo/$\\foo$_abs_mean": 0.5, "advantage_abs_mean": -1e308},
+        {"step": 2, "train/mean_reward": -1e308, "grpo/$\\foo$_abs_mean": 0.4, "advantage_abs_mean": 1e308},
+    ]
+    (bad / "metrics.jsonl").write_text("".join(json.dumps(record) + "\n" for record in records))
+    outside = tmp_path / "secret.jsonl"
+    outside.write_text(json.dumps({"step": 5, "group": 0, "member": 0, "turns": [], "values": {}}) + "\n")
+    (bad / "credit" / "step_5.jsonl").symlink_to(outside)
+    client = create_app([run_folder, bad]).test_client()
+    for page in ("/", "/run/bad", "/curves.svg?run=bad", "/curves.svg", "/compare?run=taspo-run&run=bad"):
+        response = client.get(page)
+        assert response.status_code == 200, (page, response.get_data(as_text=True)[:300])
+    assert "m\ufffd" in client.get("/").get_data(as_text=True)
+    step = client.get("/run/bad/step/5")
+    assert step.status_code < 500 and "secret" not in step.get_data(as_text=True)
+    assert "a link out of the run folder (not followed)" in step.get_data(as_text=True)
