@@ -46,6 +46,29 @@ def test_half_sent_requests_are_let_go_while_others_are_served(shop_port: int):
         body.close()
 
 
+def test_a_trickling_client_is_let_go_as_a_silent_one_is(shop_port: int):
+    """Before, each read waited anew: a header byte every 0.7 s held a thread for as long as it went on."""
+    import select
+
+    head = b"GET /fixed_0 HTTP/1.1\r\nHost: x\r\n" + b"X-Pad: " + b"a" * 200 + b"\r\n\r\n"
+    connection = stalled_connection("127.0.0.1", shop_port, b"")
+    closed_after = None
+    try:
+        for sent, byte in enumerate(head, start=1):  # 0.1 s a byte: 24 s for the whole head, the deadline 0.5 s
+            try:
+                connection.sendall(bytes([byte]))
+            except OSError:  # reset by the server
+                closed_after = sent
+                break
+            readable, _, _ = select.select([connection], [], [], 0.1)
+            if readable and connection.recv(4096) == b"":
+                closed_after = sent
+                break
+        assert closed_after is not None and closed_after < len(head), "the trickle was let through whole"
+    finally:
+        connection.close()
+
+
 @pytest.mark.parametrize("bad", [0, -1.0, float("nan"), "10"])
 def test_request_timeout_s_is_checked(engine: WebShopEngine, bad):
     with pytest.raises(ValueError, match=r"make_shop_server\.request_timeout_s"):
