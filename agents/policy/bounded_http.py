@@ -5,7 +5,8 @@ request alive for ever, and it inflates a gzip body without limit. :class:`Bound
 reads every reply itself, chunk by chunk: past ``deadline_s`` since the request was sent it raises
 ``httpx2.ReadTimeout`` (the ``openai`` client then retries or reports a timeout, as for a silent
 server), and past ``max_bytes`` (counted before and after decompression) it raises
-:class:`ReplyTooLarge`. It accepts only ``gzip`` / ``deflate`` encodings, which it inflates with
+:class:`ReplyTooLarge`. It follows no redirect (an OpenAI-compatible API has no reason to send one,
+and httpx would read the redirect's body unbounded): a 3xx is an HTTP error. It accepts only ``gzip`` / ``deflate`` encodings, which it inflates with
 a bounded output.
 
 Example:
@@ -87,6 +88,9 @@ class BoundedHttpClient(openai.DefaultHttpxClient):
         """Sends ``request`` and returns its reply fully read (``stream`` is ignored: the body is bounded)."""
         started = time.monotonic()
         request.headers["Accept-Encoding"] = ACCEPTED_ENCODINGS
+        # Redirects are not followed: httpx would read each redirect's body itself, unbounded (a
+        # dripping or gzip-bombed 3xx); the 3xx comes back as it is, an HTTP error to the caller.
+        kwargs["follow_redirects"] = False
         response = super().send(request, stream=True, **kwargs)
         try:
             body = self._read(response, request, started + self.deadline_s)

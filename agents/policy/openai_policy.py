@@ -276,7 +276,7 @@ class OpenAIPolicy:
             ) from None
         except openai.APIStatusError as error:
             raise PolicyServerError(f"{where}: HTTP {error.status_code}: {_short(error.message)}") from None
-        except (openai.OpenAIError, ValueError) as error:  # e.g. a reply that is not the API's JSON
+        except (openai.OpenAIError, ValueError, RecursionError) as error:  # a reply that is not the API's JSON
             raise PolicyServerError(f"{where}: malformed reply: {_short(str(error))}") from None
 
     def _generation(self, prompt: str, reply: Any, stops: tuple[str, ...], limit: int) -> ServedGeneration:

@@ -212,6 +212,25 @@ def test_a_200_reply_that_is_not_json_is_named():
         OpenAIPolicy(url, "m", max_retries=0).generate(["hello"])
 
 
+@pytest.mark.parametrize("status", [302, 307])
+def test_a_redirect_is_an_http_error_whose_body_is_bounded_too(status):
+    """Before, httpx followed it and read the redirect's body itself: a gzip bomb grew to 2.3 GB."""
+    packer = zlib.compressobj(9, zlib.DEFLATED, 16 + zlib.MAX_WBITS)
+    bomb = b"".join(packer.compress(b"a" * 2**20) for _ in range(64)) + packer.flush()
+
+    def redirect(body):
+        return Response(bomb, status=status, headers={"Location": "/v1/chat/completions", "Content-Encoding": "gzip"})
+
+    with serve(redirect) as (url, _), pytest.raises(PolicyServerError, match="policy server .*(larger than|HTTP 30)"):
+        OpenAIPolicy(url, "m", max_retries=0).generate(["hello"])
+
+
+def test_a_reply_nested_too_deep_is_a_malformed_reply():
+    deep = lambda body: Response(b"[" * 200_000 + b"]" * 200_000, status=200, mimetype="application/json")  # noqa: E731
+    with serve(deep) as (url, _), pytest.raises(PolicyServerError, match="malformed reply"):
+        OpenAIPolicy(url, "m", max_retries=0).generate(["hello"])
+
+
 def test_a_trickling_server_times_out_within_the_deadline():
     """4 bytes every 0.25 s for a minute: each read is quick, the whole reply is not; timeout_s bounds the reply."""
     done = threading.Event()
