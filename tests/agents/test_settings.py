@@ -215,3 +215,40 @@ def test_one_builder_maps_an_rl_and_an_sft_config_to_the_policys_groups(tiny_mod
     groups = built[-1]
     assert groups["weights"].lora == sft.lora_options() and not groups["weights"].reference
     assert (groups["sampling"].temperature, groups["sampling"].max_new_tokens) == (1.0, 5)
+
+
+CHECK_FUNCTIONS = {"require", "check_int", "check_float", "check_choice", "check_bool", "check_str", "check_value"}
+CHECKED_TWICE_ON_PURPOSE = {
+    "env_workers": "two relations in GRPOConfig.check_relations: the vectorization mode, then the count",
+    "rollout_workers": "two relations in GRPOConfig.check_relations: the count, then the mode",
+    "temperature": "OpenAIPolicy's takes 0 (a server's greedy decoding), the local sampler's does not",
+}
+
+
+def check_sites() -> dict[str, list[str]]:
+    """Each settings field named by a hand-written check call in ``agents/``, with the calls' sites."""
+    import ast
+    from pathlib import Path
+
+    fields = {f.name for config in (agents.GRPOConfig, agents.SFTConfig) for f in dataclasses.fields(config)}
+    sites: dict[str, list[str]] = {}
+    root = Path(agents.__file__).parent
+    for path in sorted(root.rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if not isinstance(node, ast.Call):
+                continue
+            name = node.func.id if isinstance(node.func, ast.Name) else getattr(node.func, "attr", None)
+            if name not in CHECK_FUNCTIONS:
+                continue
+            for arg in node.args[:3]:
+                if isinstance(arg, ast.Constant) and arg.value in fields:
+                    sites.setdefault(arg.value, []).append(f"{path.relative_to(root.parent)}:{node.lineno}")
+    return sites
+
+
+def test_every_setting_is_checked_by_hand_at_one_site_at_most():
+    # Fields checked from their annotations (Settings.__post_init__) have no site here at all.
+    sites = check_sites()
+    twice = {name: where for name, where in sites.items() if len(where) > 1}
+    assert set(twice) == set(CHECKED_TWICE_ON_PURPOSE), twice
+    assert all(len(where) == 2 for where in twice.values()), twice
