@@ -129,7 +129,7 @@ def test_env_kwargs_are_checked_against_the_env_before_the_model_loads(monkeypat
 
 
 def test_sft_env_kwargs_and_env_id_are_checked_before_the_model_loads(monkeypatch):
-    monkeypatch.setattr(agents.sft.agent, "TransformersPolicy", None)  # calling it would raise TypeError
+    monkeypatch.setattr(agents.sft.agent, "build_policy", None)  # calling it would raise TypeError
     with pytest.raises(ValueError, match=r"SFTConfig\.env_kwargs has 'page_size', which WebShop-v0 does not take"):
         SFTAgent("tiny-random-qwen3", "WebShop-v0", SFTConfig(env_kwargs={"page_size": 3}))
     with pytest.raises(ValueError, match=r"SFTConfig\.eval_env_kwargs has 'splt', which WebShop-v0 does not take"):
