@@ -33,6 +33,7 @@ import importlib.util
 import os
 import shutil
 import tempfile
+import warnings
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -286,7 +287,11 @@ def _merged(adapter: Path, cache_dir: str | os.PathLike[str] | None, adapters: t
         from transformers import AutoModelForCausalLM, AutoTokenizer
 
         model: Any = AutoModelForCausalLM.from_pretrained(base_path, dtype=torch.float32)
-        model = PeftModel.from_pretrained(model, str(adapter)).merge_and_unload()
+        with warnings.catch_warnings():  # peft's own deprecated call (see agents.policy.weights.lora_model)
+            warnings.filterwarnings(
+                "ignore", message="`is_gradient_checkpointing` is deprecated", category=FutureWarning
+            )
+            model = PeftModel.from_pretrained(model, str(adapter)).merge_and_unload()
         model.save_pretrained(staging)
         tokenizer_source = adapter if (adapter / "tokenizer_config.json").is_file() else base_path
         AutoTokenizer.from_pretrained(tokenizer_source).save_pretrained(staging)
