@@ -208,8 +208,10 @@ def warm_start_config(args: argparse.Namespace):
 
 def warm_start_evaluation(args: argparse.Namespace) -> dict[str, float] | None:
     """The finished warm start's final ``eval/*`` metrics (None while it is not finished)."""
+    from agents.policy.models import adapter_folder
+
     folder = Path(args.output) / WARM_START
-    if not (folder / "model" / "config.json").exists():
+    if not (folder / "model" / "config.json").exists() and adapter_folder(folder) is None:
         return None
     records = read_records(folder / "metrics.jsonl")
     if not records or "eval/success_rate" not in records[-1] or records[-1]["step"] == 0:
@@ -276,7 +278,7 @@ def run_one(algorithm: str, seed: int, args: argparse.Namespace) -> None:
         start_evaluation = warm_start_evaluation(args)
         if start_evaluation is None:
             raise RuntimeError(f"the warm start in {Path(args.output) / WARM_START} is not finished")
-        model = str(Path(args.output) / WARM_START / "model")
+        model = str(Path(args.output) / WARM_START)
     agent = GRPOAgent(model=args.model or model, env=env, config=config)
     try:
         agent.learn(steps, plot=False, start_evaluation=start_evaluation)

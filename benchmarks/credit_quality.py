@@ -224,9 +224,10 @@ def exact_reference(policy: Any, env: Any, batch: Any) -> dict[str, list[Any]]:
 def warm_start(preset_name: str, folder: Path) -> str:
     """The preset's SFT warm start in ``folder`` (trained there first, without evaluations, if absent)."""
     from agents.cli.quickstart import PRESETS
+    from agents.policy.models import adapter_folder
     from agents.sft import SFTAgent
 
-    if not (folder / "model").is_dir():
+    if not (folder / "model").is_dir() and adapter_folder(folder) is None:
         preset = PRESETS[preset_name]
         assert preset.sft is not None
         config = dataclasses.replace(

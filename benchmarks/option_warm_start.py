@@ -184,7 +184,7 @@ def run_count(count: int, output: Path) -> dict[str, Any]:
     folder = output / "runs" / f"n_{count}"
     record = train_warm_start(count, folder, seed=0, eval_env_kwargs=TUNING, eval_episodes=TUNING_EPISODES)
     scorer = SFTAgent(
-        str(folder / "sft" / "model"),
+        str(folder / "sft"),
         "WebShop-v0",
         SFTConfig.for_env("WebShop-v0", output_dir=str(folder / "scores"), eval_episodes=0, trunk_dtype=None),
     )

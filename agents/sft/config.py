@@ -46,7 +46,8 @@ class SFTConfig(LoraSettings, OptimSettings, ResponseSettings, EvalSettings, Pro
 
     The fields of the shared groups in :mod:`agents.settings` (with the SFT defaults in ``DEFAULTS``
     where they differ: a higher learning rate, LoRA on), plus the SFT ones. The run's folder holds
-    its metrics, a checkpoint per epoch and the merged model (``model/``).
+    its metrics, a checkpoint per epoch and the LoRA adapter (``adapter/``; the merged model in
+    ``model/`` with ``save_merged_model``, the whole model there without LoRA).
     """
 
     # -- demonstrations ------------------------------------------------------------------
@@ -66,7 +67,7 @@ class SFTConfig(LoraSettings, OptimSettings, ResponseSettings, EvalSettings, Pro
     only the turns of the kind are kept (:func:`agents.sft.demonstrations.collect_turns_of_kind`)."""
     DEFAULTS: ClassVar[Mapping[str, Any]] = {
         "learning_rate": 2e-4,
-        "lora": True,  # the adapter is merged into the saved model
+        "lora": True,  # the run saves the adapter (a few MB)
         "eval_episodes": 32,  # played greedily after training (and before, with eval_before); 0: none
         "max_new_tokens": 64,  # at evaluation
     }
@@ -82,9 +83,18 @@ class SFTConfig(LoraSettings, OptimSettings, ResponseSettings, EvalSettings, Pro
     bare chat model plays every WebShop and ALFWorld turn invalid, and the evaluation costs as much as
     the one after cloning."""
 
-    RESUME_MAY_CHANGE: ClassVar[frozenset[str]] = RunSettings.RESUME_MAY_CHANGE | {"epochs", "eval_before"}
-    """Besides the run fields, ``epochs`` (a resumed run may train for more epochs) and ``eval_before``
-    (a resumed run never evaluates before cloning)."""
+    # -- saving ---------------------------------------------------------------------------------
+    save_merged_model: bool = False
+    """With LoRA, also save the model with the adapter merged in (``model/``, the base's size) beside
+    the adapter; an RL run starting from the run folder merges the adapter itself otherwise."""
+
+    RESUME_MAY_CHANGE: ClassVar[frozenset[str]] = RunSettings.RESUME_MAY_CHANGE | {
+        "epochs",
+        "eval_before",
+        "save_merged_model",
+    }
+    """Besides the run fields, ``epochs`` (a resumed run may train for more epochs), ``eval_before``
+    (a resumed run never evaluates before cloning) and ``save_merged_model`` (what is saved at the end)."""
 
     @classmethod
     def for_env(cls, env_id: str, **overrides: Any) -> SFTConfig:

@@ -138,7 +138,8 @@ def test_a_smoke_run_goes_through_every_stage(tmp_path, tiny_model_path, capsys)
     assert [r["step"] for r in records] == [0, 1] and "train/invalid_rate" in records[1]
     assert any((run / "checkpoints").iterdir())
     assert main(["sft", "--env", "WebShop-v0", *argv, str(tmp_path / "sft")]) == 0
-    assert "eval/success_rate" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert "eval/success_rate" in out and f"saved: {tmp_path / 'sft' / 'adapter'} (train on from it with" in out
 
 
 def test_the_command_table_is_the_clis_and_its_help_needs_no_training_stack():

@@ -144,3 +144,70 @@ def test_a_path_that_is_no_model_is_not_taken_for_a_hub_id(tmp_path):
         resolve_model(tmp_path / "empty")  # exists, no config.json
     with pytest.raises(ValueError, match="nor a Hugging Face hub id"):
         resolve_model("a/b/c")  # not spelt as a hub id
+
+
+def save_adapter(tiny_model_path, folder, base, seed=0):
+    """A tiny-model LoRA adapter with non-zero weights saved in ``folder`` naming ``base``; returns the peft model."""
+    import torch
+    from transformers import AutoModelForCausalLM
+
+    from agents.policy.weights import LoraOptions, lora_model
+
+    model = lora_model(AutoModelForCausalLM.from_pretrained(tiny_model_path, dtype=torch.float32), LoraOptions(rank=4))
+    torch.manual_seed(seed)
+    with torch.no_grad():
+        for name, parameter in model.named_parameters():
+            if "lora_B" in name:
+                parameter.normal_(std=0.5)  # peft starts B at zero: the adapter would change nothing
+    model.save_pretrained(str(folder))
+    config = json.loads((folder / "adapter_config.json").read_text())
+    (folder / "adapter_config.json").write_text(json.dumps({**config, "base_model_name_or_path": str(base)}))
+    return model
+
+
+def test_an_adapter_folder_resolves_to_its_base_merged_with_it_once(tmp_path, tiny_model_path, monkeypatch):
+    import torch
+    from transformers import AutoModelForCausalLM
+
+    run = tmp_path / "run"
+    adapted = save_adapter(tiny_model_path, run / "adapter", tiny_model_path)
+    merged = resolve_model(run, tmp_path / "cache")
+    assert merged.parent == tmp_path / "cache" / "merged" and (merged / "config.json").is_file()
+    ids = torch.tensor([[1, 2, 3, 4, 5]])
+    loaded = AutoModelForCausalLM.from_pretrained(merged, dtype=torch.float32)
+    base = AutoModelForCausalLM.from_pretrained(tiny_model_path, dtype=torch.float32)
+    with torch.no_grad():
+        expected, got, bare = adapted(input_ids=ids).logits, loaded(input_ids=ids).logits, base(input_ids=ids).logits
+    assert torch.allclose(expected, got, atol=1e-5) and not torch.allclose(expected, bare, atol=1e-3)
+    assert (merged / "tokenizer_config.json").is_file()  # the base's tokenizer: the adapter folder has none
+    assert resolve_model(run / "adapter", tmp_path / "cache") == merged  # the adapter folder itself, too
+
+    class MergedAgain(Exception):
+        pass
+
+    def refuse(target, build):
+        raise MergedAgain(target)
+
+    monkeypatch.setattr(models, "_built_once", refuse)
+    assert resolve_model(run, tmp_path / "cache") == merged  # cached
+    save_adapter(tiny_model_path, run / "adapter", tiny_model_path, seed=1)
+    with pytest.raises(MergedAgain):  # other weights: another cache entry
+        resolve_model(run, tmp_path / "cache")
+
+
+def test_a_bad_adapter_folder_is_refused_naming_what_is_wrong(tmp_path, tiny_model_path):
+    adapter = tmp_path / "adapter"
+    save_adapter(tiny_model_path, adapter, tmp_path / "gone")
+    with pytest.raises(ValueError, match="its base model does not resolve: model .*gone"):
+        resolve_model(adapter, tmp_path / "cache")
+    save_adapter(tiny_model_path, adapter, adapter)
+    with pytest.raises(ValueError, match="its own base"):
+        resolve_model(adapter, tmp_path / "cache")
+    config = json.loads((adapter / "adapter_config.json").read_text())
+    (adapter / "adapter_config.json").write_text(json.dumps({**config, "base_model_name_or_path": None}))
+    with pytest.raises(ValueError, match="names no base_model_name_or_path"):
+        resolve_model(adapter, tmp_path / "cache")
+    (adapter / "adapter_model.safetensors").rename(adapter / "adapter_model.bin")
+    with pytest.raises(ValueError, match="only a pickled adapter_model.bin, which is never loaded"):
+        resolve_model(adapter, tmp_path / "cache")
+    assert not (tmp_path / "cache" / "merged").exists() or not any((tmp_path / "cache" / "merged").iterdir())

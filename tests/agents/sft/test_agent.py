@@ -36,9 +36,9 @@ def sft_config(tmp_path, **overrides):
     return SFTConfig(**settings)
 
 
-@pytest.mark.parametrize("trunk_dtype", [None, "bfloat16"])
-def test_sft_output_loads_as_the_start_of_an_rl_run(tmp_path, tiny_model_path, trunk_dtype):
-    config = sft_config(tmp_path, trunk_dtype=trunk_dtype, eval_before=True)
+@pytest.mark.parametrize(("trunk_dtype", "save_merged_model"), [(None, False), ("bfloat16", True)])
+def test_sft_output_loads_as_the_start_of_an_rl_run(tmp_path, tiny_model_path, trunk_dtype, save_merged_model):
+    config = sft_config(tmp_path, trunk_dtype=trunk_dtype, eval_before=True, save_merged_model=save_merged_model)
     sft = SFTAgent(str(tiny_model_path), "SearchQA-v0", config)
     final = sft.learn()
     run = tmp_path / "sft"
@@ -46,10 +46,17 @@ def test_sft_output_loads_as_the_start_of_an_rl_run(tmp_path, tiny_model_path, t
     assert records[0]["step"] == 0 and "eval/success_rate" in records[0] and records[0]["demonstrations/episodes"] == 3
     assert not SFTConfig().eval_before  # the default skips the bare model (as every recipe does)
     assert "train/loss" in records[1] and final["step"] == records[-1]["step"] > 0 and "eval/invalid_rate" in final
-    assert (run / "model" / "model.safetensors").is_file() and (run / "demonstrations.jsonl").is_file()
-    assert json.loads((run / "config.json").read_text())["kind"] == "sft"
-    saved = load_file(run / "model" / "model.safetensors")
-    assert {tensor.dtype for tensor in saved.values()} == {torch.float32}  # a bf16 trunk is saved as float32
+    assert (run / "demonstrations.jsonl").is_file() and json.loads((run / "config.json").read_text())["kind"] == "sft"
+    adapter = json.loads((run / "adapter" / "adapter_config.json").read_text())
+    assert adapter["base_model_name_or_path"] == str(tiny_model_path.resolve())
+    assert (run / "adapter" / "adapter_model.safetensors").is_file()
+    assert (run / "model").is_dir() == save_merged_model
+    if save_merged_model:
+        saved = load_file(run / "model" / "model.safetensors")
+        assert {tensor.dtype for tensor in saved.values()} == {torch.float32}  # a bf16 trunk is saved as float32
+    else:  # adapter-sized: every weight the run saved (checkpoints included) is a small part of the model's
+        size = sum(path.stat().st_size for path in run.rglob("*") if path.suffix in {".safetensors", ".pt"})
+        assert size < 0.2 * (tiny_model_path / "model.safetensors").stat().st_size
 
     rl = GRPOAgent(
         model=str(run),
@@ -98,6 +105,29 @@ def test_a_resumed_sft_run_ends_where_an_uninterrupted_one_does(tmp_path, tiny_m
     records = [json.loads(line) for line in (tmp_path / "b" / "sft" / "metrics.jsonl").read_text().splitlines()]
     steps = [r["step"] for r in records if "train/loss" in r]
     assert steps == list(range(1, len(steps) + 1))  # each optimizer step logged once across the resume
+
+
+def test_a_resume_that_saves_the_adapter_alone_replaces_the_merged_model_it_wrote(tmp_path, tiny_model_path):
+    from agents.policy.models import resolve_model
+
+    merged = sft_config(tmp_path, epochs=1, eval_episodes=0, save_merged_model=True)
+    SFTAgent(str(tiny_model_path), "SearchQA-v0", merged).learn()
+    run = tmp_path / "sft"
+    assert resolve_model(run) == run / "model"
+    resumed = dataclasses.replace(merged, epochs=2, save_merged_model=False, resume=True)
+    agent = SFTAgent(str(tiny_model_path), "SearchQA-v0", resumed)
+    agent.learn()
+    assert not (run / "model").exists() and (run / "adapter" / "adapter_model.safetensors").is_file()
+    folder = resolve_model(run)  # the second epoch's adapter, merged: not the first epoch's model
+    loaded = GRPOAgent(model=str(folder), env="SearchQA-v0", config=GRPOConfig(output_dir=str(tmp_path / "rl")))
+    try:
+        ids = torch.tensor(agent.policy.prompt_ids(["Who founded Fethstoul Systems?"]))
+        with torch.no_grad():
+            assert torch.allclose(
+                agent.policy.model(input_ids=ids).logits, loaded.policy.model(input_ids=ids).logits, atol=1e-4
+            )
+    finally:
+        loaded.close()
 
 
 def test_a_demonstrations_file_is_cloned_beside_the_experts_turns(tmp_path, tiny_model_path):
