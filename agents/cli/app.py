@@ -323,16 +323,12 @@ def run_endpoint_eval(args: EvalArgs) -> dict[str, float]:
 
 def run_sft(args: SFTArgs) -> dict[str, float]:
     """Behaviour cloning; prints held-out figures before and after and where the model is."""
-    from agents.policy.models import ADAPTER_FOLDER
     from agents.runs.folders import folder_size
-    from agents.sft import MODEL_FOLDER, SFTAgent
+    from agents.sft import SFTAgent
 
     agent = SFTAgent(args.model, args.env, args.config)
     record = agent.learn()
-    saved = next(
-        agent.output_dir / name for name in (ADAPTER_FOLDER, MODEL_FOLDER) if (agent.output_dir / name).is_dir()
-    )
-    print(f"saved: {saved} (train on from it with --model {agent.output_dir})")
+    print(f"saved: {agent.saved_folder} (train on from it with --model {agent.output_dir})")
     print(f"run folder: {agent.output_dir} ({folder_size(agent.output_dir)})")
     for key, value in record.items():
         print(f"{key}: {value:.4g}")

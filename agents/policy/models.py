@@ -30,6 +30,7 @@ from __future__ import annotations
 import base64
 import hashlib
 import importlib.util
+import json
 import os
 import shutil
 import tempfile
@@ -257,8 +258,6 @@ def merged_model(adapter: str | os.PathLike[str], cache_dir: str | os.PathLike[s
 
 
 def _merged(adapter: Path, cache_dir: str | os.PathLike[str] | None, adapters: tuple[Path, ...]) -> Path:
-    import json
-
     weights = adapter / ADAPTER_WEIGHTS
     if not weights.is_file():
         unsafe = " (only a pickled adapter_model.bin, which is never loaded: save it as safetensors)"

@@ -173,24 +173,30 @@ class SFTAgent:
         if len(final) > 1:
             print(f"SFT: after cloning, held out: {format_evaluation(final)}", flush=True)
             log(final)
-        self.save(output)
+        self.save()
         return final
 
-    def save(self, output: Path) -> Path:
-        """Saves what a later run starts from (see the module docstring); returns that folder.
+    @property
+    def saved_folder(self) -> Path:
+        """Where :meth:`learn` saves what a later run starts from: ``adapter/`` with LoRA, else ``model/``."""
+        return self.output_dir / (ADAPTER_FOLDER if self.policy.lora is not None else MODEL_FOLDER)
+
+    def save(self) -> Path:
+        """Saves what a later run starts from (see the module docstring); returns :attr:`saved_folder`.
 
         A ``model/`` that an earlier sitting of this run wrote is removed when only the adapter is
         saved now: the adapter replaces it (a run folder's ``model/`` would otherwise win).
         """
+        model = self.output_dir / MODEL_FOLDER
         if self.policy.lora is None:
-            self.save_pretrained(output / MODEL_FOLDER)
-            return output / MODEL_FOLDER
-        self.save_adapter(output / ADAPTER_FOLDER)
+            self.save_pretrained(model)
+            return self.saved_folder
+        self.save_adapter(self.saved_folder)
         if self.config.save_merged_model:
-            self.save_pretrained(output / MODEL_FOLDER)
+            self.save_pretrained(model)
         else:
-            shutil.rmtree(output / MODEL_FOLDER, ignore_errors=True)
-        return output / ADAPTER_FOLDER
+            shutil.rmtree(model, ignore_errors=True)
+        return self.saved_folder
 
     def save_adapter(self, folder: str | os.PathLike[str]) -> None:
         """Saves the LoRA adapter (peft's format) and the tokenizer; the adapter names its base model as
