@@ -3,9 +3,8 @@
 For each env an episode is played with seeded random actions (the expert's half the time) to a
 depth (turns taken); at that state the script times ``snapshot()`` and ``restore()`` (the median of
 ``--repeats`` calls, in µs) and one ``step`` (the mean over the episode's steps), and prints the
-ratios. WebShop and SearchQA copy their state: both cost about the same at any depth. ALFWorld
-replays its admissible commands from the game's reset (:class:`agentenvs.alfworld.env.ALFWorldWorld`):
-its restore grows with the depth, about one reset plus one step per turn.
+ratios. Every env's restore replays the episode's actions from its start
+(:mod:`agentenvs.core.snapshots`): it grows with the depth, about one reset plus one step per turn.
 
 Run: ``nice -n 19 python benchmarks/env_snapshots.py [--repeats 50] [--depths 0 5 10]``; results and the
 CPU they were measured on in ``benchmarks/results/env_snapshots.md``.

@@ -25,8 +25,12 @@ with ``expert_plan=True``, a plan made from the state by the bounded planner of
 of the game's PDDL problem (the formula and its literals) and the task type. Commands that fail
 to parse do not move the agent off the walkthrough: they change nothing in the game.
 
-Snapshots (:meth:`~agentenvs.core.env.TextEnv.snapshot`) replay the admissible commands played
-since the reset (:class:`ALFWorldWorld`): TextWorld's state cannot be copied.
+Snapshots (:meth:`~agentenvs.core.env.TextEnv.snapshot`) replay the episode's commands from the
+game's reset, as every env's do (TextWorld's state lives partly in the planner library's C state,
+which could not be copied anyway); a restore costs one step per turn played, which
+``benchmarks/env_snapshots.py`` measures. The plan followed after a restore is the replay's: the
+walkthrough while the agent kept to it, else (with ``expert_plan=True``) a plan from the state
+where one is asked for.
 
 Example:
     >>> import gymnasium as gym, agentenvs
@@ -46,7 +50,6 @@ import json
 import os
 import re
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any, TypedDict
@@ -58,10 +61,9 @@ from agentenvs.alfworld.data import (
     normalize_task_types,
     read_task_sentence,
 )
-from agentenvs.core.checks import check_bool, check_choice, check_float, check_int, check_path, shown
+from agentenvs.core.checks import check_bool, check_choice, check_float, check_int, check_path
 from agentenvs.core.env import Outcome, TextEnv
 from agentenvs.core.paths import data_folder
-from agentenvs.core.snapshots import WorldState
 
 DATA_ENV_VAR = "ALFWORLD_DATA"
 
@@ -143,22 +145,6 @@ def pddl_goal(problem: str) -> tuple[str, list[str]]:
 
     walk(formula)
     return render(formula), list(literals)
-
-
-@dataclass(frozen=True)
-class ALFWorldWorld(WorldState):
-    """ALFWorld-v0's part of a snapshot: the admissible commands played since the reset, in order.
-
-    TextWorld's game state lives partly in the planner library's C state, which cannot be copied
-    or sent to another process, so a restore **replays** these commands from the game's reset
-    (inadmissible commands change nothing in the game and are not kept). Its cost grows with the
-    turn: ``benchmarks/env_snapshots.py`` measures it.
-    """
-
-    commands: tuple[str, ...] = ()
-    plan: tuple[str, ...] | None = None
-    plan_position: int = 0
-    plan_status: str = ""
 
 
 SPLIT_SEED_OFFSETS = {"train": 0, "eval_in_distribution": 1_000_003, "eval_out_of_distribution": 2_000_003}
@@ -314,7 +300,6 @@ class ALFWorldEnv(TextEnv):
         self._replanner: Any = None  # a Replanner, started on the first plan
         self._plans: dict[tuple[str, frozenset[tuple[str, tuple[str, ...]]]], Any] = {}  # (task, state) -> PlanResult
         self._game_data: dict[str, Any] = {}  # the current game's file content (what a plan is made from)
-        self._played: list[str] = []  # admissible commands executed this episode (what a restore replays)
         self._goals: dict[str, tuple[str, list[str]]] = {}  # task id -> pddl_goal() of its game
         self._episode_goal: dict[str, Any] = {}
 
@@ -347,7 +332,6 @@ class ALFWorldEnv(TextEnv):
         self._plan = walkthrough or None
         self._plan_position = 0
         self._plan_status = "walkthrough" if walkthrough else "not planned: the game has no walkthrough"
-        self._played = []
         if task_id not in self._goals:
             with open(game_file, encoding="utf-8") as handle:
                 self._goals[task_id] = pddl_goal(json.load(handle).get("pddl_problem", ""))
@@ -358,8 +342,7 @@ class ALFWorldEnv(TextEnv):
     def _play(self, command: str) -> tuple[str, bool, bool]:
         """Executes ``command`` in the game and keeps this episode's records; (observation, done, won)."""
         valid = command.strip() in self._admissible
-        if valid:  # an inadmissible command changes nothing ("Nothing happens."): not replayed either
-            self._played.append(command.strip())
+        if valid:  # an inadmissible command changes nothing ("Nothing happens.")
             plan, position = self._plan, self._plan_position
             if plan is not None and position < len(plan) and command.strip() == plan[position]:
                 self._plan_position += 1
@@ -389,64 +372,6 @@ class ALFWorldEnv(TextEnv):
 
     def _snapshot_scope(self) -> str:
         return self._scope
-
-    def _snapshot_world(self) -> ALFWorldWorld:
-        plan = None if self._plan is None else tuple(self._plan)
-        return ALFWorldWorld(tuple(self._played), plan, self._plan_position, self._plan_status)
-
-    def _restore_world(self, task_id: str, world: WorldState) -> None:
-        """Replays ``world.commands`` from the reset of ``task_id``'s game (see :class:`ALFWorldWorld`).
-
-        A command that is not admissible where it is replayed (a forged or foreign snapshot) raises
-        ``ValueError``, and the env's own episode is replayed back.
-        """
-        if not isinstance(world, ALFWorldWorld):
-            raise TypeError(f"EnvSnapshot.world must be an ALFWorldWorld, got {type(world).__name__}")
-        commands = world.commands
-        if not isinstance(commands, tuple) or not all(isinstance(command, str) for command in commands):
-            raise TypeError(f"ALFWorldWorld.commands must be a tuple of str, got {shown(commands)}")
-        plan = world.plan
-        if plan is not None and not (isinstance(plan, tuple) and all(isinstance(command, str) for command in plan)):
-            raise TypeError(f"ALFWorldWorld.plan must be a tuple of str or None, got {shown(plan)}")
-        position, status = world.plan_position, world.plan_status
-        if isinstance(position, bool) or not isinstance(position, int) or not 0 <= position <= len(plan or ()):
-            raise ValueError(f"ALFWorldWorld.plan_position must be an index into plan, got {shown(position)}")
-        if not isinstance(status, str):
-            raise TypeError(f"ALFWorldWorld.plan_status must be a str, got {shown(status)}")
-        if len(commands) > self.max_turns:
-            raise ValueError(
-                f"ALFWorldWorld.commands must hold at most max_turns={self.max_turns} commands, got {len(commands)}"
-            )
-        own = None if self._task_id is None else (self._task_id, self._snapshot_world())
-        try:
-            self._replay(task_id, commands)
-        except ValueError:
-            if own is not None:
-                self._replay(own[0], own[1].commands)
-                self._set_plan(own[1])
-            raise
-        self._set_plan(world)
-
-    def _set_plan(self, world: ALFWorldWorld) -> None:
-        # The plan is the one the episode had (made from an earlier state, perhaps): a replay would
-        # plan again only where asked, so it is put back rather than made anew.
-        self._plan = None if world.plan is None else list(world.plan)
-        self._plan_position, self._plan_status = world.plan_position, world.plan_status
-
-    def _replay(self, task_id: str, commands: tuple[str, ...]) -> None:
-        self._start_game(task_id)
-        for number, command in enumerate(commands):
-            if command not in self._admissible:
-                raise ValueError(
-                    f"ALFWorldWorld.commands[{number}] must be admissible where it is replayed in {task_id}, "
-                    f"got {shown(command)}"
-                )
-            _, done, won = self._play(command)
-            if (done or won) and number < len(commands) - 1:
-                raise ValueError(
-                    f"ALFWorldWorld.commands must end where the game ends (command {number} of "
-                    f"{len(commands)} ends {task_id})"
-                )
 
     def _privileged(self) -> Mapping[str, Any]:
         plan = self._current_plan()

@@ -21,9 +21,10 @@ JSON dict whose schema each env documents; ``{}`` for an env that defines none; 
 (SearchQA's ``gold_answers``, ALFWorld's ``expert_action`` and ``game_file``). A subclass
 returns the dict from :meth:`TextEnv._privileged`; every info gets its own copy.
 
-:meth:`TextEnv.snapshot` and :meth:`TextEnv.restore` save and put back the state of an episode
-(:mod:`agentenvs.core.snapshots`); an env implements its part with :meth:`TextEnv._snapshot_world`,
-:meth:`TextEnv._restore_world` and :meth:`TextEnv._snapshot_scope`.
+:meth:`TextEnv.snapshot` and :meth:`TextEnv.restore` save and rebuild the state of an episode
+(:mod:`agentenvs.core.snapshots`): a restore replays the episode's actions from its start, so an
+env whose episode depends only on its task, its generator and the actions (each :meth:`_begin`
+starting afresh) implements only :meth:`TextEnv._snapshot_scope`.
 """
 
 from __future__ import annotations
@@ -36,6 +37,7 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar, Self
 
 import gymnasium as gym
+import numpy as np
 from gymnasium.envs.registration import EnvSpec
 
 from agentenvs.core.actions import ACTION_FORMATS
@@ -44,9 +46,9 @@ from agentenvs.core.parsers import Projection, sanitize_model_text
 from agentenvs.core.privileged import PRIVILEGED_KEY, copy_json
 from agentenvs.core.snapshots import (
     SNAPSHOT_FORMAT,
+    Action,
     EnvSnapshot,
-    LastInfo,
-    WorldState,
+    NonText,
     check_snapshot,
     class_name,
     restored_rng,
@@ -167,7 +169,8 @@ class TextEnv(gym.Env[str, str]):
         self._done = True
         self._won = False
         self._last_observation = ""
-        self._last_info = LastInfo()
+        self._actions: list[Action] = []
+        self._episode_rng: dict[str, Any] = {}
 
     # -- what subclasses implement -------------------------------------------------
     @property
@@ -204,19 +207,9 @@ class TextEnv(gym.Env[str, str]):
     def _snapshot_scope(self) -> str:
         """What this env's world is made of (the settings that build its catalogue, corpus or games).
 
-        A snapshot restores only into an env of the same class whose scope is equal.
-        """
-        raise NotImplementedError(f"{type(self).__name__} does not support snapshots")
-
-    def _snapshot_world(self) -> WorldState:
-        """The env's own state now, as a value that shares nothing mutable with the env."""
-        raise NotImplementedError(f"{type(self).__name__} does not support snapshots")
-
-    def _restore_world(self, task_id: str, world: WorldState) -> None:
-        """Puts the env's own state back to ``world`` for ``task_id`` (a task of this env).
-
-        Check ``world`` first: a bad one raises ``TypeError``/``ValueError`` naming the field and
-        leaves the env as it was.
+        A snapshot restores only into an env of the same class whose scope is equal. Implementing
+        it says the env can be replayed: :meth:`_begin` starts the episode afresh and the episode
+        depends only on the task, the env's generator and the actions.
         """
         raise NotImplementedError(f"{type(self).__name__} does not support snapshots")
 
@@ -285,14 +278,7 @@ class TextEnv(gym.Env[str, str]):
         if task_id is None:
             task_ids = self.task_ids
             task_id = task_ids[int(self.np_random.integers(len(task_ids)))]
-        self._task_id = str(task_id)
-        self._turn = 0
-        self._done = False
-        self._won = False
-        self._terminated = self._truncated = False
-        observation, extra = self._begin(self._task_id)
-        self._last_observation = observation
-        info = self._info(action_valid=True, action="", span=None, extra=extra)
+        observation, info = self._start(str(task_id))
         if self.render_mode == "human":
             self.render()
         return observation, info
@@ -317,11 +303,32 @@ class TextEnv(gym.Env[str, str]):
             raise gym.error.ResetNeeded(
                 f"{type(self).__name__}: the episode {ended} at turn {self._turn}; call reset() before step()"
             )
+        result = self._advance(action if isinstance(action, str) else NonText(type(action).__name__))
+        if self.render_mode == "human":
+            self.render()
+        return result
+
+    def _start(self, task_id: str) -> tuple[str, dict[str, Any]]:
+        """Begins ``task_id`` from the generator as it is (what reset and a restore's replay share)."""
+        self._task_id = task_id
+        self._turn = 0
+        self._done = False
+        self._won = False
+        self._terminated = self._truncated = False
+        self._actions = []
+        self._episode_rng = rng_state(self.np_random)
+        observation, extra = self._begin(task_id)
+        self._last_observation = observation
+        return observation, self._info(action_valid=True, action="", span=None, extra=extra)
+
+    def _advance(self, action: Action) -> tuple[str, float, bool, bool, dict[str, Any]]:
+        """One step of a running episode (what step and a restore's replay share)."""
         self._turn += 1
+        self._actions.append(action)
         projection = (
             self._project(sanitize_model_text(action))
             if isinstance(action, str)
-            else Projection.invalid(f"The action must be text, got {type(action).__name__}.")
+            else Projection.invalid(f"The action must be text, got {action.type_name}.")
         )
         if projection.valid:
             outcome = self._act(projection.action)
@@ -343,25 +350,22 @@ class TextEnv(gym.Env[str, str]):
             span=None if span is None else (span.start, span.end),
             extra=outcome.info,
         )
-        if self.render_mode == "human":
-            self.render()
         return outcome.observation, float(outcome.reward), terminated, truncated, info
 
     @classmethod
     def supports_snapshots(cls) -> bool:
-        """Whether this class implements the snapshot hooks (every :class:`TextEnv` has
-        :meth:`snapshot`, which raises ``NotImplementedError`` where they are missing)."""
-        hooks = ("_snapshot_scope", "_snapshot_world", "_restore_world")
-        return all(getattr(cls, hook) is not getattr(TextEnv, hook) for hook in hooks) and callable(
-            getattr(cls, "snapshot", None)
-        )
+        """Whether this class implements :meth:`_snapshot_scope` (every :class:`TextEnv` has
+        :meth:`snapshot`, which raises ``NotImplementedError`` where it is missing): a restore
+        replays the episode through :meth:`_begin` and :meth:`_act`, so an env whose episode
+        depends only on its task, its generator and the actions needs nothing more."""
+        return cls._snapshot_scope is not TextEnv._snapshot_scope and callable(getattr(cls, "snapshot", None))
 
     def snapshot(self) -> EnvSnapshot:
-        """The state of the current episode, as one picklable value (see :mod:`agentenvs.core.snapshots`).
+        """How to rebuild the current episode's state, as one value (see :mod:`agentenvs.core.snapshots`).
 
-        It holds the task, turn, the episode's end, the last observation and info, the env's
-        generator and the env's own state (nothing it shares with the env), so it can be kept,
-        restored any number of times, and sent to another process holding an env built alike.
+        It holds the task, the generator at the episode's start and now, and the actions played
+        (nothing it shares with the env, nothing privileged), so it can be kept, restored any
+        number of times, and sent to another process holding an env built alike.
 
         Raises:
             gymnasium.error.ResetNeeded: before the first reset (there is no episode to save).
@@ -373,32 +377,29 @@ class TextEnv(gym.Env[str, str]):
             env_class=class_name(type(self)),
             scope=self._snapshot_scope(),
             task_id=self._task_id,
-            turn=self._turn,
-            terminated=self._terminated,
-            truncated=self._truncated,
-            won=self._won,
-            observation=self._last_observation,
-            last_info=dataclasses.replace(self._last_info, extra=copy.deepcopy(self._last_info.extra)),
+            episode_rng_state=copy.deepcopy(self._episode_rng),
+            actions=tuple(self._actions),
             rng_state=rng_state(self.np_random),
             rng_seed=self._np_random_seed,
             next_task_id=self.next_task_id,
-            world=self._snapshot_world(),
         )
 
     def restore(self, snapshot: EnvSnapshot) -> tuple[str, dict[str, Any]]:
-        """Puts the env back into the state of ``snapshot`` and returns its ``(observation, info)``.
+        """Rebuilds the state of ``snapshot`` and returns its ``(observation, info)``.
 
-        The observation and info are those the reset or step that led there returned (the info
-        rebuilt: its own copy), so an episode goes on from here as it went on from there:
-        the same actions give the same observations, rewards and infos, and the same seedless
-        resets draw the same tasks. A fresh env (never reset) can restore too; through ``gym.make``'s
+        The env begins the snapshot's task from the generator the episode began with and replays
+        its actions (unrendered), so the observation and info are those the env computes there
+        (the ones the episode returned at that point) and an episode goes on from here as it went
+        on from there: the same actions give the same observations, rewards and infos, and the
+        same seedless resets draw the same tasks. A restore costs one reset and one step per
+        action played. A fresh env (never reset) can restore too; through ``gym.make``'s
         wrappers reset it once first, as Gymnasium's order check wants a reset before any step.
 
         Raises:
             TypeError: for an object that is not a snapshot, or a field of the wrong type.
             ValueError: for a snapshot of another env class, world (catalogue, corpus, games) or
-                task set, or one whose state this env cannot be in; the message names the field.
-                The env is then as it was.
+                task set, or whose actions go on after the episode ends; the message names the
+                field. The env is then as it was.
 
         Example:
             >>> import gymnasium as gym, agentenvs
@@ -420,24 +421,41 @@ class TextEnv(gym.Env[str, str]):
             raise ValueError(
                 f"EnvSnapshot.next_task_id must be one of this env's tasks, got {shown(checked.next_task_id)}"
             )
+        episode_rng = restored_rng(checked.episode_rng_state, "episode_rng_state")
         generator = restored_rng(checked.rng_state)
-        self._restore_world(checked.task_id, checked.world)
-        self._task_id = checked.task_id
-        self._turn = checked.turn
-        self._terminated, self._truncated = checked.terminated, checked.truncated
-        self._done = checked.done
-        self._won = checked.won
-        self._last_observation = checked.observation
+        own = None if self._task_id is None else self.snapshot()
+        own_generator = (self._np_random, self._np_random_seed)
+        try:
+            observation, info = self._replay(checked, episode_rng)
+        except BaseException:
+            self._put_back(own, own_generator)
+            raise
         self._np_random, self._np_random_seed = generator, checked.rng_seed
         self.next_task_id = checked.next_task_id
-        last = checked.last_info
-        info = self._info(
-            action_valid=last.action_valid,
-            action=last.action,
-            span=last.action_span,
-            extra=copy.deepcopy(last.extra),
-        )
-        return self._last_observation, info
+        return observation, info
+
+    def _replay(self, snapshot: EnvSnapshot, episode_rng: np.random.Generator) -> tuple[str, dict[str, Any]]:
+        self._np_random, self._np_random_seed = episode_rng, snapshot.rng_seed
+        observation, info = self._start(snapshot.task_id)
+        for number, action in enumerate(snapshot.actions):
+            if self._done:
+                raise ValueError(
+                    f"EnvSnapshot.actions must end where the episode ends: the episode of {snapshot.task_id!r} "
+                    f"ended at turn {self._turn}, and {len(snapshot.actions) - number} action(s) follow"
+                )
+            observation, _, _, _, info = self._advance(action)
+        return observation, info
+
+    def _put_back(self, own: EnvSnapshot | None, generator: tuple[Any, Any]) -> None:
+        """The env as it was before a restore that failed (its own snapshot replays, or it was fresh)."""
+        if own is None:
+            self._task_id, self._turn, self._done, self._won = None, 0, True, False
+            self._terminated = self._truncated = False
+            self._actions, self._last_observation = [], ""
+        else:
+            self._replay(own, restored_rng(own.episode_rng_state, "episode_rng_state"))
+            self.next_task_id = own.next_task_id
+        self._np_random, self._np_random_seed = generator
 
     def render(self) -> str | None:
         """The current observation and turn as text: returned with ``render_mode="ansi"``,
@@ -498,7 +516,6 @@ class TextEnv(gym.Env[str, str]):
         self, *, action_valid: bool, action: str, span: tuple[int, int] | None, extra: dict[str, Any]
     ) -> dict[str, Any]:
         assert self._task_id is not None, "info is built after reset() only"
-        self._last_info = LastInfo(bool(action_valid), action, span, extra)
         admissible = self._admissible_actions() if not self._done else None
         info: dict[str, Any] = {
             "task_id": self._task_id,

@@ -34,7 +34,6 @@ import numpy as np
 
 from agentenvs.core.checks import check_choice, check_int, shown
 from agentenvs.core.env import Outcome, TextEnv
-from agentenvs.core.snapshots import WorldState
 from agentenvs.core.trajectory import Trajectory
 from agentenvs.diagnostics.vocabulary import NOUNS, SPLITS, Vocabulary
 
@@ -107,15 +106,6 @@ class DiagnosticPrivileged(TypedDict):
     right_choice: str
     expert_plan: list[str]
     decisive_turns: list[int]
-
-
-@dataclass(frozen=True)
-class ChainWorld(WorldState):
-    """A diagnostic env's part of a snapshot: per past turn, whether the marked item was taken and
-    the item chosen ("" for invalid output)."""
-
-    taken: tuple[bool, ...] = ()
-    chosen: tuple[str, ...] = ()
 
 
 class DiagnosticEnv(TextEnv, abc.ABC):
@@ -436,28 +426,6 @@ class DiagnosticEnv(TextEnv, abc.ABC):
     def _scope_settings(self) -> tuple[Any, ...]:
         """The constructor settings that shape the chain (a snapshot restores only into an env alike)."""
         return (self.choices, self.num_turns)
-
-    def _snapshot_world(self) -> ChainWorld:
-        return ChainWorld(tuple(self._taken), tuple(self._chosen))
-
-    def _restore_world(self, task_id: str, world: WorldState) -> None:
-        if not isinstance(world, ChainWorld):
-            raise TypeError(f"EnvSnapshot.world must be a ChainWorld, got {type(world).__name__}")
-        taken, chosen = world.taken, world.chosen
-        if not isinstance(taken, tuple) or not all(isinstance(flag, bool) for flag in taken):
-            raise TypeError(f"ChainWorld.taken must be a tuple of bool, got {shown(taken)}")
-        if not isinstance(chosen, tuple) or not all(isinstance(item, str) for item in chosen):
-            raise TypeError(f"ChainWorld.chosen must be a tuple of str, got {shown(chosen)}")
-        if len(taken) > self.num_turns or len(chosen) != len(taken):
-            raise ValueError(
-                f"ChainWorld.taken and .chosen must have one entry per past turn (at most {self.num_turns}), "
-                f"got {len(taken)} and {len(chosen)}"
-            )
-        stages = self.task(task_id).stages
-        for turn, (flag, item) in enumerate(zip(taken, chosen, strict=True)):
-            if item not in ("", *stages[turn].items) or flag != (bool(item) and item == stages[turn].marked):
-                raise ValueError(f"ChainWorld turn {turn}: {shown(item)} does not fit this task's menu")
-        self._taken, self._chosen = list(taken), list(chosen)
 
 
 class _Values:

@@ -38,7 +38,6 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 from types import MappingProxyType
@@ -53,13 +52,11 @@ from agentenvs.core.checks import (
     check_int,
     check_path,
     check_str_sequence,
-    shown,
 )
 from agentenvs.core.env import Outcome, TextEnv
 from agentenvs.core.parsers import SEARCH_ANSWER_FEEDBACK, Projection
 from agentenvs.core.paths import locate_data
 from agentenvs.core.retrieval import BM25Retriever, Passage, SearchHit
-from agentenvs.core.snapshots import WorldState
 from agentenvs.searchqa.data import (
     DATA_ENV_VAR,
     HOTPOTQA_FILE,
@@ -108,16 +105,6 @@ class SearchQAPrivileged(TypedDict):
     gold_answers: list[str]
     supporting_titles: list[str]
     supporting_passages: list[PassageRecord]
-
-
-@dataclass(frozen=True)
-class SearchQAWorld(WorldState):
-    """SearchQA-v0's part of a snapshot: the queries searched this episode, in order.
-
-    The corpus and its index are the env's (shared, never copied); the question is the snapshot's task.
-    """
-
-    searches: tuple[str, ...] = ()
 
 
 def format_hits(hits: Sequence[SearchHit], max_passage_chars: int) -> str:
@@ -310,18 +297,6 @@ class SearchQAEnv(TextEnv):
 
     def _snapshot_scope(self) -> str:
         return self._scope
-
-    def _snapshot_world(self) -> SearchQAWorld:
-        return SearchQAWorld(tuple(self.searches))
-
-    def _restore_world(self, task_id: str, world: WorldState) -> None:
-        if not isinstance(world, SearchQAWorld):
-            raise TypeError(f"EnvSnapshot.world must be a SearchQAWorld, got {type(world).__name__}")
-        searches = world.searches
-        if not isinstance(searches, tuple) or not all(isinstance(query, str) for query in searches):
-            raise TypeError(f"SearchQAWorld.searches must be a tuple of str, got {shown(searches)}")
-        self._episode_privileged = self._privileged_of(self.questions[task_id])
-        self.searches = list(searches)
 
     def _invalid_format_observation(self, projection: Projection) -> str:
         return projection.error or SEARCH_ANSWER_FEEDBACK

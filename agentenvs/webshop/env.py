@@ -44,7 +44,6 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 from types import MappingProxyType
@@ -53,7 +52,6 @@ from typing import Any, Literal, TypedDict
 from agentenvs.core.checks import check_bool, check_choice, check_int, check_path
 from agentenvs.core.env import Outcome, TextEnv
 from agentenvs.core.paths import locate_data
-from agentenvs.core.snapshots import WorldState
 from agentenvs.webshop.data import (
     ATTRIBUTE_FILE_FULL,
     ATTRIBUTE_FILE_SMALL,
@@ -65,7 +63,7 @@ from agentenvs.webshop.data import (
     shuffle_goals,
     split_range,
 )
-from agentenvs.webshop.engine import MAX_PRODUCTS, InvalidAction, ShopSession, ShopState, WebShopEngine
+from agentenvs.webshop.engine import MAX_PRODUCTS, InvalidAction, ShopSession, WebShopEngine
 from agentenvs.webshop.expert import QUERY_STYLES, QueryStyle, expert_action
 from agentenvs.webshop.pages import CLICKABLE_KINDS, Page, page_html, page_text, page_text_compact, page_text_rich
 
@@ -100,17 +98,6 @@ def goal_privileged(goal: Goal) -> WebShopPrivileged:
         "goal_options": [str(option) for option in options],
         "price_upper": float(goal.price_upper),
     }
-
-
-@dataclass(frozen=True)
-class WebShopWorld(WorldState):
-    """WebShop-v0's part of a snapshot: the shopper's session (page, query, choices, purchase).
-
-    The catalogue, prices and search index are the env's (shared, never copied): the page is
-    rebuilt from them on restore.
-    """
-
-    session: ShopState
 
 
 class WebShopEnv(TextEnv):
@@ -289,19 +276,6 @@ class WebShopEnv(TextEnv):
 
     def _snapshot_scope(self) -> str:
         return self._scope
-
-    def _snapshot_world(self) -> WorldState:
-        assert self.session is not None, "snapshot() is refused before the first reset"
-        return WebShopWorld(self.session.state())
-
-    def _restore_world(self, task_id: str, world: WorldState) -> None:
-        if not isinstance(world, WebShopWorld):
-            raise TypeError(f"EnvSnapshot.world must be a WebShopWorld, got {type(world).__name__}")
-        goal = self.goals[int(task_id)]
-        session = self.engine.session(goal, session_id=f"task_{task_id}", results_per_page=self.results_per_page)
-        session.restore(world.session)  # checks before it changes the new session; the env's is untouched
-        self.session = session
-        self._episode_privileged = goal_privileged(goal)
 
     def _admissible_actions(self) -> list[str] | None:
         return None if self.session is None else self.session.available_actions()

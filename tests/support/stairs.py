@@ -3,9 +3,8 @@
 The agent climbs ``goal`` steps within ``max_turns`` turns: ``up`` climbs one (reward 1 and the
 win on reaching the goal), ``wait`` stays, anything else is invalid (nothing moves). Every
 observation names the turn and the step, so a scripted policy can read its state off the
-prompt and a step value is known by hand. Its snapshots are TextEnv's (its world is
-:class:`StairsWorld`, through the same hooks the real envs implement); it counts restores
-(:attr:`StairsEnv.restores`), and its expert always says ``up``.
+prompt and a step value is known by hand. Its snapshots are TextEnv's (a replay, as the real
+envs' are); it counts restores (:attr:`StairsEnv.restores`), and its expert always says ``up``.
 
 Example:
     >>> env = StairsEnv()
@@ -22,24 +21,14 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from typing import Any, ClassVar
 
-from agentenvs.core.checks import is_integer, shown
 from agentenvs.core.env import Outcome, TextEnv
-from agentenvs.core.snapshots import WorldState
+from agentenvs.core.snapshots import EnvSnapshot
 from agents.policy.generation import Generation
 
 ENV_ID = "Stairs-v0"
 STATE = re.compile(r"Turn (\d+): you are on step (\d+) of (\d+)\.")
-
-
-@dataclass(frozen=True)
-class StairsWorld(WorldState):
-    """Stairs-v0's part of a snapshot: the goal (the task's step count) and the step reached."""
-
-    goal: int
-    step: int
 
 
 class StairsEnv(TextEnv):
@@ -85,21 +74,10 @@ class StairsEnv(TextEnv):
     def _snapshot_scope(self) -> str:
         return repr(self.task_ids)  # nothing builds the world: its tasks are fixed
 
-    def _snapshot_world(self) -> StairsWorld:
-        return StairsWorld(goal=self._goal, step=self._step)
-
-    def _restore_world(self, task_id: str, world: WorldState) -> None:
-        if not isinstance(world, StairsWorld):
-            raise TypeError(f"EnvSnapshot.world must be a StairsWorld, got {type(world).__name__}")
-        goal, step = world.goal, world.step
-        if not is_integer(goal) or goal != int(task_id[-1]):
-            raise ValueError(
-                f"StairsWorld.goal must be {task_id[-1]} (the steps of task {task_id!r}), got {shown(goal)}"
-            )
-        if not is_integer(step) or not 0 <= step <= goal:
-            raise ValueError(f"StairsWorld.step must be an integer in [0, goal={goal}], got {shown(step)}")
-        self._goal, self._step = int(goal), int(step)
+    def restore(self, snapshot: EnvSnapshot) -> tuple[str, dict[str, Any]]:
+        restored = super().restore(snapshot)
         type(self).restores += 1
+        return restored
 
 
 class StairsNoSnapshots(StairsEnv):

@@ -5,14 +5,11 @@ pass and never a prompt the policy generates from (rollouts and evaluation).
 """
 
 import json
-from dataclasses import dataclass
 
 import gymnasium as gym
 import pytest
 import torch
 
-from agentenvs.core.checks import shown
-from agentenvs.core.snapshots import WorldState
 from agents.agent import GRPOAgent
 from agents.algorithms.privileged.environment import ENV_PI_HEADER
 from agents.config import GRPOConfig
@@ -28,33 +25,18 @@ class PrivilegedLetterHunt(LetterHuntEnv):
         return {"goal_attributes": [f"secret letter {getattr(self, '_letter', '?')}"]}
 
 
-@dataclass(frozen=True)
-class LetterWorld(WorldState):
-    """SnapshotLetterHunt's part of a snapshot: the task's letter."""
-
-    letter: str
-
-
 class SnapshotLetterHunt(PrivilegedLetterHunt):
-    """PrivilegedLetterHunt with TextEnv's snapshots (its world is the letter); counts restores."""
+    """PrivilegedLetterHunt with TextEnv's snapshots (a replay of the episode); counts restores."""
 
     restores = 0
 
     def _snapshot_scope(self):
         return self.LETTERS  # the tasks: nothing else builds the world
 
-    def _snapshot_world(self):
-        return LetterWorld(self._letter)
-
-    def _restore_world(self, task_id, world):
-        if not isinstance(world, LetterWorld):
-            raise TypeError(f"EnvSnapshot.world must be a LetterWorld, got {type(world).__name__}")
-        if world.letter != task_id[-1]:
-            raise ValueError(
-                f"LetterWorld.letter must be {task_id[-1]!r} (the letter of task {task_id!r}), got {shown(world.letter)}"
-            )
-        self._letter = world.letter
+    def restore(self, snapshot):
+        restored = super().restore(snapshot)
         type(self).restores += 1
+        return restored
 
 
 def register(env_id=ENV_ID, entry_point=PrivilegedLetterHunt):
