@@ -257,6 +257,43 @@ def test_a_trickling_server_times_out_within_the_deadline():
     assert elapsed < 30  # a sanity bound only: the trickle alone lasts 60 s
 
 
+def test_a_server_dripping_its_status_line_and_headers_times_out_within_the_deadline():
+    """One byte every 0.25 s of the status line and headers (a minute's worth): httpx's per-read
+    timeout never fires, the request's deadline does."""
+    done = threading.Event()
+    listener = socket.create_server(("127.0.0.1", 0))
+    head = b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nX-Drip: " + b"a" * 240 + b"\r\n\r\n"
+
+    def drip():
+        listener.settimeout(30)
+        try:
+            connection, _ = listener.accept()
+        except OSError:
+            return
+        with connection:
+            connection.recv(65536)
+            for byte in head:
+                if done.wait(0.25):
+                    return
+                try:
+                    connection.sendall(bytes([byte]))
+                except OSError:
+                    return
+
+    server = threading.Thread(target=drip, daemon=True)
+    server.start()
+    url = f"http://127.0.0.1:{listener.getsockname()[1]}/v1"
+    started = time.monotonic()
+    try:
+        with pytest.raises(PolicyServerError, match=r"timeout_s=1"):
+            OpenAIPolicy(url, "m", timeout_s=1, max_retries=0).generate(["hello"])
+    finally:
+        done.set()
+        listener.close()
+        server.join(5)
+    assert time.monotonic() - started < 30  # a sanity bound only: the drip alone lasts a minute
+
+
 def test_a_gzip_bomb_is_refused_without_inflating_it():
     """64 MiB of reply text gzipped into about 64 KiB: more than MAX_REPLY_BYTES once inflated."""
     packer = zlib.compressobj(9, zlib.DEFLATED, 16 + zlib.MAX_WBITS)
