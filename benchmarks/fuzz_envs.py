@@ -18,12 +18,16 @@ on loopback only (one address floods, a victim at another plays on):
   cap (``CAPACITY_REACHED``), ``--flood-stalled`` half-sent requests while the victim plays
   (408, or closed when nothing was sent), oversized bodies, chunked or not (413).
 
+Then the snapshots (:mod:`agentenvs.testing.snapshot_attacks`): ``--forgeries`` forged,
+corrupted and foreign snapshots per env, each refused cleanly or restored truthfully, with no
+privileged key in a default env's info.
+
 Exit status 1 when anything failed, so a scheduler can alert on it.
 
 ALFWorld replays its first seeded game (generating games is not what is fuzzed).
 
-Run: ``python benchmarks/fuzz_envs.py [--parts envs shop floods] [--steps 10000] [--requests 5000]
-[--flood-sessions 2000] [--flood-stalled 64] [--seed 0] [--envs WebShop-v0 ...]``
+Run: ``python benchmarks/fuzz_envs.py [--parts envs shop floods snapshots] [--steps 10000] [--requests 5000]
+[--flood-sessions 2000] [--flood-stalled 64] [--forgeries 2000] [--seed 0] [--envs WebShop-v0 ...]``
 """
 
 from __future__ import annotations
@@ -48,6 +52,7 @@ import agentenvs  # noqa: F401  (registers the envs)
 from agentenvs.core.registration import agentenvs_ids
 from agentenvs.testing.fuzzing import FuzzReport, env_variants, fuzz_env
 from agentenvs.testing.shop_routes import fuzz_routes
+from agentenvs.testing.snapshot_attacks import attack_snapshots
 from agentenvs.webshop.app import create_app
 from agentenvs.webshop.engine import WebShopEngine
 
@@ -88,7 +93,7 @@ def fuzz_one_env(env_id: str, steps: int, seed: int) -> tuple[FuzzReport, int]:
     return total, len(variants)
 
 
-PARTS = ("envs", "shop", "floods")
+PARTS = ("envs", "shop", "floods", "snapshots")
 FLOOD_ADDRESS = "127.0.0.2"
 """Where the OpenEnv flood comes from: a loopback address of its own, so the victim (127.0.0.1) is
 another client. Linux answers on all of 127.0.0.0/8."""
@@ -336,6 +341,7 @@ def main() -> int:
     parser.add_argument(
         "--flood-stalled", type=int, default=64, help="half-sent requests held open at the OpenEnv server"
     )
+    parser.add_argument("--forgeries", type=int, default=2000, help="forged snapshots restored per env")
     args = parser.parse_args()
     failed = False
     if "envs" in args.parts:
@@ -355,7 +361,27 @@ def main() -> int:
             held &= ok
         print(f"floods: {'every expectation held' if held else 'SOME EXPECTATION FAILED'}")
         failed |= not held
+    if "snapshots" in args.parts:
+        failed |= attack_envs(args)
     return 1 if failed else 0
+
+
+def attack_envs(args: argparse.Namespace) -> bool:
+    """The snapshots' part; whether anything failed."""
+    failed = False
+    print(f"\n{'env':<14}{'forgeries':>10}{'refused':>9}{'accepted':>9}{'broken':>8}{'seconds':>9}")
+    for env_id in args.envs or agentenvs_ids():
+        start = time.perf_counter()
+        report = attack_snapshots(env_id, forgeries=args.forgeries, seed=args.seed, **QUIET.get(env_id, {}))
+        print(
+            f"{env_id:<14}{report.forgeries:>10}{report.refused:>9}{report.accepted:>9}{len(report.errors):>8}"
+            f"{time.perf_counter() - start:>9.1f}",
+            flush=True,
+        )
+        for family, problem in report.errors[: args.show]:
+            print(f"  {family}: " + problem.strip().replace("\n", "\n  "))
+        failed |= bool(report.errors)
+    return failed
 
 
 def fuzz_envs(args: argparse.Namespace) -> bool:

@@ -162,7 +162,7 @@ def restored_rng(state: Any, name: str = "rng_state") -> np.random.Generator:
     generator = np.random.Generator(np.random.PCG64())
     try:
         generator.bit_generator.state = copy.deepcopy(state)
-    except (TypeError, ValueError, KeyError) as error:
+    except (TypeError, ValueError, KeyError, OverflowError) as error:  # numpy's errors for a bad state
         raise ValueError(f"{OWNER}.{name} must be numpy's PCG64 state dict ({error}), got {shown(state)}") from None
     return generator
 

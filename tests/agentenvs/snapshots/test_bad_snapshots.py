@@ -86,6 +86,11 @@ def test_a_snapshot_of_another_env_class_world_or_task_set_is_refused() -> None:
         ({"rng_state": {"bit_generator": "MT19937"}}, ValueError, "EnvSnapshot.rng_state must be numpy's PCG64"),
         ({"rng_state": {"bit_generator": "PCG64", "state": 3}}, ValueError, "EnvSnapshot.rng_state"),
         ({"episode_rng_state": {}}, ValueError, "EnvSnapshot.episode_rng_state must be numpy's PCG64"),
+        (  # numpy raises OverflowError for a negative state
+            {"rng_state": {"bit_generator": "PCG64", "state": {"state": -1, "inc": 1}, "has_uint32": 0, "uinteger": 0}},
+            ValueError,
+            "EnvSnapshot.rng_state must be numpy's PCG64 state dict",
+        ),
         ({"rng_seed": "0"}, TypeError, "EnvSnapshot.rng_seed must be int or None, got str"),
         ({"next_task_id": "no such task"}, ValueError, "EnvSnapshot.next_task_id must be one of this env's tasks"),
     ],
