@@ -177,9 +177,11 @@ class ALFWorldEnv(TextEnv):
             plays games made apart from the training ones.
         cache_dir: Where generated games are written (default ``$AGENTENVS_CACHE`` or
             ``~/.cache/agentenvs``).
-        planner_time_limit_s: CPU seconds the verification of one generated game may
-            take before the draw is rejected (a safety net that a loaded machine does not
-            trip: see :mod:`agentenvs.alfworld.generator`).
+        planner_time_limit_s: CPU seconds one plan from a state may take (``expert_plan``),
+            and the verification of one generated game before the draw is rejected (a safety
+            net that a loaded machine does not trip, never below
+            :data:`~agentenvs.alfworld.generator.MIN_VERIFICATION_TIME_S` there, so the pool is
+            the same on every machine: see :mod:`agentenvs.alfworld.generator`).
         planner_memory_limit_mb: Memory (MiB) the verification of one generated game
             may add before the draw is rejected.
         reward_on_win: Reward of the step that wins.
@@ -278,15 +280,16 @@ class ALFWorldEnv(TextEnv):
             self._games: dict[str, GameRecord] = {g.task_id: g for g in find_games(data_path, split, self.task_types)}
             self._generated = None
         else:
-            from agentenvs.alfworld.generator import GeneratedGames
+            from agentenvs.alfworld.generator import MIN_VERIFICATION_TIME_S, GeneratedGames
             from agentenvs.alfworld.verifier import PlannerLimits
 
+            verification = max(planner_time_limit_s, MIN_VERIFICATION_TIME_S)  # a tighter limit is the replanner's
             self._generated = GeneratedGames(
                 seed=generated_pool_seed(generator_seed, self.split),
                 count=num_generated_games,
                 task_types=self.task_types,
                 cache_dir=cache_dir,
-                planner_limits=PlannerLimits(planner_time_limit_s, planner_memory_limit_mb),
+                planner_limits=PlannerLimits(verification, planner_memory_limit_mb),
             )
             self._games = {g.task_id: g for g in self._generated.records}
         self._task_ids = tuple(self._games)

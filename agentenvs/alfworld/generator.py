@@ -42,7 +42,10 @@ one keeps), so what decides is deterministic:
    changes its games afterwards, even on a faster machine or with other limits. The
    wall clock only stops a child that makes no progress at all (30 times the CPU limit);
    a draw it stops is verified once more before it counts as rejected
-   (:attr:`GameReport.retries`).
+   (:attr:`GameReport.retries`). The CPU limit is never below
+   :data:`MIN_VERIFICATION_TIME_S` (10 s, four times the slowest verification): a limit near
+   the work a verification takes would let the CPU's timing noise decide (two idle runs
+   with a limit of a fraction of a second kept different games).
 
 So the same (seed, index) gives the same game and walkthrough on every machine unless
 the safety net fires, which it does not on the default pool (``benchmarks/
@@ -68,7 +71,7 @@ from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
-from typing import Any
+from typing import Any, Final
 
 import numpy as np
 
@@ -461,6 +464,12 @@ class GenerationReport:
         return float(np.quantile(seconds, q)) if seconds else 0.0
 
 
+MIN_VERIFICATION_TIME_S: Final = 10.0
+"""The least CPU time limit a pool's verifications run under (module docstring, item 3): a margin
+of four over the slowest verification of the default pool (2.4 s), so no draw's verdict sits
+near the limit, where a machine's timing noise would flip it."""
+
+
 class GeneratedGames:
     """A fixed, seeded pool of generated games, written lazily to a cache folder.
 
@@ -475,7 +484,8 @@ class GeneratedGames:
         task_types: Task types to cycle through (default all six).
         cache_dir: Root of the cache (default ``$AGENTENVS_CACHE`` or
             ``~/.cache/agentenvs``; a temporary folder if that is not writable).
-        planner_limits: Time and memory limits of one game's verification.
+        planner_limits: Time and memory limits of one game's verification (a time limit of
+            at least :data:`MIN_VERIFICATION_TIME_S`).
 
     Example:
         >>> with GeneratedGames(seed=0, count=4, cache_dir=tempfile.mkdtemp()) as games:  # doctest: +SKIP
@@ -495,6 +505,11 @@ class GeneratedGames:
         count = check_int(owner, "count", count, minimum=1)
         types = normalize_task_types(task_types)
         self.planner_limits = planner_limits or PlannerLimits()
+        if self.planner_limits.time_limit_s < MIN_VERIFICATION_TIME_S:
+            raise ValueError(
+                f"{owner}.planner_limits.time_limit_s must be >= {MIN_VERIFICATION_TIME_S:g} CPU seconds (below it a "
+                f"machine's timing noise decides which games the pool keeps), got {self.planner_limits.time_limit_s:g}"
+            )
         self.records = [
             GameRecord(
                 task_id=f"generated/{i:05d}-{types[i % len(types)]}", path=Path(), task_type=types[i % len(types)]

@@ -105,7 +105,7 @@ class PregenerateArgs:
     cache_dir: str | None = None
     """Cache root (default $AGENTENVS_CACHE, else ~/.cache/agentenvs), where gym.make finds the games."""
     time_limit: float = 20.0
-    """Seconds one game's verification may take (planner_time_limit_s)."""
+    """CPU seconds one game's verification may take (planner_time_limit_s; at least 10)."""
     memory_limit: int = 1024
     """MiB one game's verification may add (planner_memory_limit_mb)."""
     quiet: bool = False

@@ -60,7 +60,7 @@ def test_good_arguments_are_normalised(tmp_path: Path) -> None:
         generator_seed=np.int64(4),
         num_generated_games=np.int32(3),
         max_turns=np.int64(7),
-        planner_time_limit_s=5,
+        planner_time_limit_s=np.float32(12),
         planner_memory_limit_mb=np.int64(512),
         reward_on_win=10,
         task_types=[np.int64(1), "look_at_obj_in_light"],
@@ -71,7 +71,7 @@ def test_good_arguments_are_normalised(tmp_path: Path) -> None:
     assert unwrapped.reward_on_win == 10.0 and type(unwrapped.reward_on_win) is float
     assert unwrapped.task_types == ("pick_and_place_simple", "look_at_obj_in_light")
     assert len(unwrapped.task_ids) == 3 and unwrapped._generated.seed == 4 + 1_000_003  # valid_seen draws its own pool
-    assert unwrapped._generated.planner_limits.time_limit_s == 5.0
+    assert unwrapped._generated.planner_limits.time_limit_s == 12.0
     assert not any(tmp_path.iterdir())  # games are written on first use only
     env.close()
 
@@ -88,3 +88,17 @@ def test_source_and_data_path_must_agree(tmp_path: Path, monkeypatch: pytest.Mon
     assert gym.make("ALFWorld-v0", cache_dir=tmp_path).unwrapped.source == "generated"
     with pytest.raises(FileNotFoundError, match=str(tmp_path)):
         gym.make("ALFWorld-v0", source="data")
+
+
+def test_a_pool_is_verified_with_a_margin_over_its_work(tmp_path: Path) -> None:
+    """A limit near a verification's real cost would let timing noise pick the games: the pool's
+    verifications never run under less than MIN_VERIFICATION_TIME_S (a tighter env limit is the
+    replanner's alone), and a pool asked for less names the bound."""
+    from agentenvs.alfworld.generator import MIN_VERIFICATION_TIME_S, GeneratedGames
+    from agentenvs.alfworld.verifier import PlannerLimits
+
+    env = gym.make("ALFWorld-v0", cache_dir=str(tmp_path), num_generated_games=2, planner_time_limit_s=0.05)
+    assert env.unwrapped._generated.planner_limits.time_limit_s == MIN_VERIFICATION_TIME_S
+    assert env.unwrapped._planner_limits[0] == 0.05
+    with pytest.raises(ValueError, match=r"planner_limits.time_limit_s must be >= 10 CPU seconds .* got 0.5"):
+        GeneratedGames(count=2, cache_dir=str(tmp_path), planner_limits=PlannerLimits(time_limit_s=0.5))
