@@ -194,7 +194,7 @@ class SFTTrainer:
         checkpoint = read_checkpoint(  # the newest intact one that fits this run
             self.output_dir,
             weights_like=self.policy.trainable_state_dict(),
-            state_keys=("optimizer", "scheduler", "rng", "optimizer_steps"),
+            state_keys=tuple(self._resumed_state()),
         )
         if checkpoint.skipped:
             print(f"resuming SFT from {checkpoint.describe()}", flush=True)
@@ -273,15 +273,18 @@ class SFTTrainer:
             "time/tokens_per_s": seen_tokens / max(seconds, 1e-9),
         }
 
-    def save(self) -> Path:
-        """Checkpoints the finished epochs (weights, optimizer, scheduler, RNG)."""
-        state = {
+    def _resumed_state(self) -> dict[str, Any]:
+        """What a resume puts back besides the weights (a checkpoint lacking a key is passed over)."""
+        return {
             "optimizer": self.optimizer.state_dict(),
             "scheduler": self.scheduler.state_dict(),
             "rng": rng_state(self.rng, None),
             "optimizer_steps": self.optimizer_steps,
-            **self.checkpoint_state,
         }
+
+    def save(self) -> Path:
+        """Checkpoints the finished epochs (weights, optimizer, scheduler, RNG)."""
+        state = {**self._resumed_state(), **self.checkpoint_state}
         return save_checkpoint(self.output_dir, self.epoch, self.policy.trainable_state_dict(), state)
 
 

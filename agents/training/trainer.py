@@ -215,7 +215,7 @@ class Trainer:
             checkpoint = read_checkpoint(  # the newest intact one that fits this run; none: an error
                 self.output_dir,
                 weights_like=self.policy.trainable_state_dict(),
-                state_keys=("optimizer", "scheduler", "rng", "shuffle_generator"),
+                state_keys=tuple(self._resumed_state()),
             )
             check_resume(self.output_dir, run, config, checkpoint_config=checkpoint.state.get("config"))
             self._restore(checkpoint)
@@ -543,13 +543,19 @@ class Trainer:
                 shown.append(f"{key.split('/')[-1] if key.startswith('time/') else key}={record[key]:.3g}")
         print(" | ".join(shown), flush=True)
 
-    def save(self) -> Path:
-        """Writes a checkpoint of the current step (atomic)."""
-        state = {
+    def _resumed_state(self) -> dict[str, Any]:
+        """What a resume puts back besides the weights (a checkpoint lacking a key is passed over)."""
+        return {
             "optimizer": self.optimizer.state_dict(),
             "scheduler": None if self.scheduler is None else self.scheduler.state_dict(),
             "rng": rng_state(self.rng, self.policy.generator),
             "shuffle_generator": self.shuffle_generator.get_state(),
+        }
+
+    def save(self) -> Path:
+        """Writes a checkpoint of the current step (atomic)."""
+        state = {
+            **self._resumed_state(),
             "config": self.config.to_dict(),
             "model": self.model_name,
             "env": self.env_id,
