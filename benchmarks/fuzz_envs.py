@@ -59,6 +59,9 @@ from agentenvs.webshop.engine import WebShopEngine
 QUIET: dict[str, dict[str, Any]] = {"ALFWorld-v0": {"prefetch": False}}
 """No prefetch process: the fuzz replays one game."""
 
+SMALL_WORLDS: dict[str, dict[str, Any]] = {"ALFWorld-v0": {"num_generated_games": 8}}
+"""The snapshot attack reseeds often: a pool of 8 games, so it restores games rather than generating them."""
+
 
 def rss_mib() -> tuple[float, float]:
     """Current and peak resident memory of this process, in MiB (current needs psutil)."""
@@ -372,7 +375,8 @@ def attack_envs(args: argparse.Namespace) -> bool:
     print(f"\n{'env':<14}{'forgeries':>10}{'refused':>9}{'accepted':>9}{'broken':>8}{'seconds':>9}")
     for env_id in args.envs or agentenvs_ids():
         start = time.perf_counter()
-        report = attack_snapshots(env_id, forgeries=args.forgeries, seed=args.seed, **QUIET.get(env_id, {}))
+        settings = {**QUIET.get(env_id, {}), **SMALL_WORLDS.get(env_id, {})}
+        report = attack_snapshots(env_id, forgeries=args.forgeries, seed=args.seed, **settings)
         print(
             f"{env_id:<14}{report.forgeries:>10}{report.refused:>9}{report.accepted:>9}{len(report.errors):>8}"
             f"{time.perf_counter() - start:>9.1f}",

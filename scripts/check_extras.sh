@@ -15,7 +15,7 @@ set -uo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
 PYTHON=${PYTHON:-python3}
-ALL=(core train+models web alfworld trl openenv classic scale train+openai)
+ALL=(core train+models web alfworld trl openenv classic scale train+openai skyrl)
 [ $# -gt 0 ] && EXTRAS=("$@") || EXTRAS=("${ALL[@]}")
 WORK=${CHECK_EXTRAS_DIR:-$(mktemp -d -t agentenvs-extras-XXXXXX)}
 mkdir -p "$WORK"
@@ -161,6 +161,21 @@ def make():
 model = MaskablePPO("MultiInputPolicy", DummyVecEnv([make]), n_steps=16, batch_size=16, n_epochs=1, seed=0, device="cpu")
 model.learn(total_timesteps=16)
 print("classic: MaskablePPO on TextFeatures(DiscreteActions(WebShop-v0)), 16 steps")
+EOF
+      ;;
+    skyrl)
+      python - <<'EOF'
+import skyrl_gym
+
+from agentenvs.integrations import skyrl
+
+row = skyrl.dataset_rows("SearchQA-v0", num_tasks=1)[0]
+skyrl.write_dataset("SearchQA-v0", "train.parquet", num_tasks=2)
+extras = {key: value for key, value in row.items() if key not in ("prompt", "env_class")}
+env = skyrl_gym.make(skyrl.register(), env_config={}, extras=extras)
+env.init(row["prompt"])
+assert not env.step("no action here")["metadata"]["action_valid"]
+print("skyrl: an env made by skyrl_gym.make from a dataset row; a parquet dataset written")
 EOF
       ;;
     scale)

