@@ -29,6 +29,7 @@ ENVS: dict[str, Callable[[], gym.Env]] = {
     "WebShop-v0": lambda: gym.make("WebShop-v0", max_turns=50),
     "SearchQA-v0": lambda: gym.make("SearchQA-v0", max_turns=50),
     "ALFWorld-v0": lambda: gym.make("ALFWorld-v0", num_generated_games=2, prefetch=False, max_turns=50),
+    "Bifurcation-v0": lambda: gym.make("Bifurcation-v0", length=12, fork_at=6),
 }
 
 
