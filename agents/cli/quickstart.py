@@ -178,7 +178,7 @@ PRESETS: dict[str, Preset] = {
     # minutes: measured on 2 idle cores without bf16 units (float32 trunk); bf16_minutes: with them (bf16 trunk).
     # The sittings behind both: docs/multiturn-training.md.
     "webshop": _warm_start_then_grpo(
-        "WebShop-v0", total_steps=8, output_dir=str(runs_root() / "quickstart-webshop"), minutes=16
+        "WebShop-v0", total_steps=8, output_dir=str(runs_root() / "quickstart-webshop"), minutes=16, bf16_minutes=7.5
     ),
     "alfworld": _warm_start_then_grpo(
         "ALFWorld-v0", total_steps=6, output_dir=str(runs_root() / "quickstart-alfworld"), minutes=32
