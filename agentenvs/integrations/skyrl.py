@@ -33,12 +33,12 @@ from pathlib import Path
 from typing import Any
 
 import gymnasium as gym
-import numpy as np
 from gymnasium.envs.registration import load_env_creator
 
 from agentenvs.core.checks import check_bool, check_int, check_str
 from agentenvs.core.env import TextEnv
 from agentenvs.core.privileged import PRIVILEGED_KEY
+from agentenvs.integrations._tasks import chosen_task_ids
 
 try:
     import skyrl_gym
@@ -182,18 +182,11 @@ def dataset_rows(
     (2, 'agentenvs', ['env_class', 'env_id', 'env_kwargs'])
     """
     owner = "dataset_rows"
-    num_tasks = check_int(owner, "num_tasks", num_tasks, minimum=1, optional=True)
-    shuffle_seed = check_int(owner, "shuffle_seed", shuffle_seed, minimum=0, optional=True)
     privileged = check_bool(owner, "privileged", privileged)
     env = gym.make(check_str(owner, "env_id", env_id), **env_kwargs)
     try:
-        if not isinstance(env.unwrapped, TextEnv):
-            raise TypeError(f"{owner}: {env_id!r} is not an agentenvs TextEnv")
-        task_ids = list(env.unwrapped.task_ids)
-        if shuffle_seed is not None:
-            task_ids = [task_ids[i] for i in np.random.default_rng(shuffle_seed).permutation(len(task_ids))]
         rows = []
-        for task_id in task_ids[:num_tasks]:
+        for task_id in chosen_task_ids(owner, env, num_tasks, shuffle_seed):
             observation, _ = env.reset(seed=0, options={"task_id": task_id})
             rows.append(
                 {

@@ -30,10 +30,10 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import gymnasium as gym
-import numpy as np
 
 from agentenvs.core.checks import check_bool, check_int, check_str
 from agentenvs.core.env import TextEnv
+from agentenvs.integrations._tasks import chosen_task_ids
 
 if TYPE_CHECKING:
     from datasets import Dataset
@@ -265,18 +265,11 @@ def task_dataset(
     from datasets import Dataset
 
     owner = "task_dataset"
-    num_tasks = check_int(owner, "num_tasks", num_tasks, minimum=1, optional=True)
-    shuffle_seed = check_int(owner, "shuffle_seed", shuffle_seed, minimum=0, optional=True)
     instruction = check_str(owner, "instruction", instruction, non_empty=False)
     env = gym.make(check_str(owner, "env_id", env_id), **env_kwargs)
     try:
-        if not isinstance(env.unwrapped, TextEnv):
-            raise TypeError(f"{owner}: {env_id!r} is not an agentenvs TextEnv")
-        task_ids = list(env.unwrapped.task_ids)
+        task_ids = chosen_task_ids(owner, env, num_tasks, shuffle_seed)
     finally:
         env.close()
-    if shuffle_seed is not None:
-        task_ids = [task_ids[i] for i in np.random.default_rng(shuffle_seed).permutation(len(task_ids))]
-    task_ids = task_ids[:num_tasks]
     prompt = [{"role": "user", "content": instruction}]
     return Dataset.from_dict({"prompt": [prompt] * len(task_ids), "task_id": task_ids})

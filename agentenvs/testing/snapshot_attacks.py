@@ -35,11 +35,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import gymnasium as gym
-import numpy as np
 
 from agentenvs.core.env import TextEnv
 from agentenvs.core.privileged import PRIVILEGED_KEY
-from agentenvs.core.snapshots import EnvSnapshot, NonText
+from agentenvs.core.snapshots import EnvSnapshot, NonText, restored_rng
 
 __all__ = ["FAMILIES", "AttackReport", "attack_snapshots"]
 
@@ -184,9 +183,7 @@ def _truth(make: Callable[[], gym.Env], snapshot: EnvSnapshot) -> tuple[str, dic
     env = make()
     try:
         observation, info = env.reset(options={"task_id": snapshot.task_id})
-        generator = np.random.Generator(np.random.PCG64())
-        generator.bit_generator.state = snapshot.episode_rng_state
-        env.unwrapped.np_random = generator
+        env.unwrapped.np_random = restored_rng(snapshot.episode_rng_state, "episode_rng_state")
         for action in snapshot.actions:  # a non-text action: an object of a class of that name
             raw = type(action.type_name, (), {})() if isinstance(action, NonText) else action
             observation, _, _, _, info = env.step(raw)
